@@ -1,0 +1,21 @@
+"""
+tft-allennlp: transfer fine-tuning with paraphrasal relation injection, as an AllenNLP plugin.
+
+Install with `make setup` (see README): AllenNLP 2.10.1 declares pins (torch<1.13,
+transformers<4.21, spacy<3.4) that cannot install on Python 3.11, so it is installed without
+its dependencies and the verified stack comes from `requirements.txt`. The requirements below
+are what the plugin itself imports, left loose so that pip never reaches for other releases.
+"""
+from setuptools import find_packages, setup
+
+setup(
+    name="tft-allennlp",
+    version="0.1.0",
+    description="Transfer fine-tuning (Arase & Tsujii, 2019) as an AllenNLP plugin",
+    long_description=open("README.md", encoding="utf-8").read(),
+    long_description_content_type="text/markdown",
+    license="Apache-2.0",
+    packages=find_packages(include=["tft_allennlp", "tft_allennlp.*"]),
+    python_requires=">=3.11",
+    install_requires=["allennlp==2.10.1", "torch", "transformers", "scipy", "scikit-learn"],
+)

@@ -1,0 +1,250 @@
+import os
+import random
+
+import pytest
+from allennlp.common import Params
+from allennlp.common.checks import ConfigurationError
+from allennlp.data import DatasetReader
+from allennlp.data.fields import LabelField, TensorField
+
+from tests import FIXTURES_ROOT
+from tft_allennlp.common.input_problems import MalformedInputError
+
+GLUE = FIXTURES_ROOT / "glue"
+
+FLUTE = "a man is play ##ing a f ##lu ##te ."
+
+
+def build_reader(task: str, **kwargs) -> DatasetReader:
+    return DatasetReader.from_params(
+        Params(
+            {
+                "type": "tft_glue",
+                "task": task,
+                "tokenizer": {
+                    "type": "pretrained_transformer",
+                    "model_name": os.environ["TFT_MODEL"],
+                    "add_special_tokens": False,
+                },
+                **kwargs,
+            }
+        )
+    )
+
+
+def texts(instance):
+    return " ".join(token.text for token in instance["tokens"].tokens)
+
+
+# task, file, number of instances, first instance's wordpieces, first label (None: unlabelled)
+CASES = [
+    ("cola", "CoLA/train.tsv", 6, "[CLS] the cat sat on the mat . [SEP]", "1"),
+    ("cola", "CoLA/dev.tsv", 4, "[CLS] the children are reading books . [SEP]", "1"),
+    ("cola", "CoLA/test.tsv", 3, "[CLS] the cat sat on the mat . [SEP]", None),
+    ("sst2", "SST-2/train.tsv", 6, "[CLS] a warm and funny film [SEP]", "1"),
+    ("sst2", "SST-2/test.tsv", 3, "[CLS] a warm and funny film [SEP]", None),
+    ("mrpc", "MRPC/train.tsv", 10, f"[CLS] {FLUTE} [SEP] a man plays the f ##lu ##te . [SEP]", "1"),
+    (
+        "mrpc",
+        "MRPC/dev.tsv",
+        5,
+        "[CLS] a woman is cutting an onion . [SEP] a woman is slicing an onion . [SEP]",
+        "1",
+    ),
+    ("mrpc", "MRPC/test.tsv", 3, f"[CLS] {FLUTE} [SEP] a man plays the f ##lu ##te . [SEP]", None),
+    ("stsb", "STS-B/train.tsv", 10, f"[CLS] {FLUTE} [SEP] a man plays the f ##lu ##te . [SEP]", 4.8),
+    ("stsb", "STS-B/test.tsv", 3, f"[CLS] {FLUTE} [SEP] a man plays the f ##lu ##te . [SEP]", None),
+    (
+        "qqp",
+        "QQP/dev.tsv",
+        4,
+        "[CLS] what is the best phone to buy ? [SEP] which phone should i buy ? [SEP]",
+        "1",
+    ),
+    ("mnli", "MNLI/train.tsv", 6, f"[CLS] {FLUTE} [SEP] a man is making music . [SEP]", "entailment"),
+    (
+        "mnli",
+        "MNLI/dev_matched.tsv",
+        3,
+        f"[CLS] {FLUTE} [SEP] a man is making music . [SEP]",
+        "entailment",
+    ),
+    (
+        "mnli",
+        "MNLI/dev_mismatched.tsv",
+        3,
+        "[CLS] two dogs are running in the park . [SEP] animals are outside . [SEP]",
+        "entailment",
+    ),
+    ("mnli", "MNLI/test_matched.tsv", 2, f"[CLS] {FLUTE} [SEP] a man is making music . [SEP]", None),
+    (
+        "qnli",
+        "QNLI/train.tsv",
+        4,
+        "[CLS] who wrote the report ? [SEP] the report was written by the finance team . [SEP]",
+        "entailment",
+    ),
+    (
+        "rte",
+        "RTE/train.tsv",
+        4,
+        "[CLS] a man is play ##ing a f ##lu ##te in the street . [SEP] "
+        "a man is play ##ing an instrument . [SEP]",
+        "entailment",
+    ),
+    ("wnli", "WNLI/dev.tsv", 3, None, "0"),
+]
+
+
+@pytest.mark.parametrize("task, path, count, first_tokens, first_label", CASES)
+def test_reads_every_official_layout(task, path, count, first_tokens, first_label):
+    instances = list(build_reader(task).read(str(GLUE / path)))
+    assert len(instances) == count
+    first = instances[0]
+    if first_tokens is not None:
+        assert texts(first) == first_tokens
+    if first_label is None:
+        assert "label" not in first.fields
+    elif isinstance(first_label, float):
+        assert isinstance(first["label"], TensorField)
+        assert first["label"].tensor.item() == pytest.approx(first_label)
+    else:
+        assert isinstance(first["label"], LabelField)
+        assert first["label"].label == first_label
+
+
+def test_pair_segment_ids_and_metadata():
+    reader = build_reader("mrpc")
+    first = next(iter(reader.read(str(GLUE / "MRPC/test.tsv"))))
+    # [CLS] + 10 wordpieces + [SEP] in segment 0; 8 wordpieces + [SEP] in segment 1.
+    assert [token.type_id for token in first["tokens"].tokens] == [0] * 12 + [1] * 9
+    assert first["metadata"]["index"] == "0"
+    assert first["metadata"]["line_number"] == 2
+    assert first["metadata"]["sentence2"] == "A man plays the flute."
+
+
+def test_stray_quote_is_kept_as_text():
+    instances = list(build_reader("mrpc").read(str(GLUE / "MRPC/dev.tsv")))
+    assert texts(instances[-1]) == (
+        '[CLS] he called it " the best day . [SEP] the shop was closed . [SEP]'
+    )
+
+
+def test_single_sentence_tasks_have_one_segment():
+    instance = next(iter(build_reader("cola").read(str(GLUE / "CoLA/train.tsv"))))
+    assert {token.type_id for token in instance["tokens"].tokens} == {0}
+    assert instance["metadata"]["sentence2"] is None
+
+
+def test_malformed_row_names_file_and_line():
+    with pytest.raises(MalformedInputError, match=r"QQP/train.tsv:5: wrong field count"):
+        list(build_reader("qqp").read(str(GLUE / "QQP/train.tsv")))
+
+
+def test_lenient_reading_skips_and_counts(caplog):
+    instances = list(build_reader("qqp", lenient=True).read(str(GLUE / "QQP/train.tsv")))
+    assert [i["metadata"]["index"] for i in instances] == ["0", "1", "2", "3", "4", "5"]
+    assert "Skipped 2 malformed rows" in caplog.text
+    assert "1 wrong field count" in caplog.text and "1 empty sentence" in caplog.text
+
+
+def test_unknown_label_and_bad_header(tmp_path):
+    bad_label = tmp_path / "rte.tsv"
+    bad_label.write_text("index\tsentence1\tsentence2\tlabel\n0\tA b.\tC d.\tmaybe\n")
+    with pytest.raises(MalformedInputError, match=r"rte.tsv:2: unknown label: 'maybe'"):
+        list(build_reader("rte").read(str(bad_label)))
+    wrong_task = str(GLUE / "SST-2/train.tsv")
+    with pytest.raises(ConfigurationError, match=r"train.tsv:1: expected a rte header"):
+        list(build_reader("rte").read(wrong_task))
+
+
+def test_invalid_utf8_names_the_line(tmp_path):
+    path = tmp_path / "bad.tsv"
+    path.write_bytes(b"index\tsentence1\tsentence2\tlabel\n0\tok\tfine\tentailment\n1\t\xff\tx\tentailment\n")
+    with pytest.raises(MalformedInputError, match=r"bad.tsv:3: invalid UTF-8"):
+        list(build_reader("rte").read(str(path)))
+    assert len(list(build_reader("rte", lenient=True).read(str(path)))) == 1
+
+
+def test_truncation_is_longest_first_and_counted(caplog):
+    # Pair budget = 12 - 3 special tokens = 9. "a man is play ##ing a f ##lu ##te ." (10) and
+    # "a man plays the f ##lu ##te ." (8): the longer one loses pieces until both are 5 long,
+    # then the second one loses the tie: 5 + 4.
+    reader = build_reader("mrpc", max_length=12)
+    instances = list(reader.read(str(GLUE / "MRPC/train.tsv")))
+    first = instances[0]
+    assert texts(first) == "[CLS] a man is play ##ing [SEP] a man plays the [SEP]"
+    assert len(first["tokens"].tokens) == 12
+    # Every fixture pair has more than 9 wordpieces.
+    assert "Truncated 10 of 10 examples" in caplog.text
+    assert all(len(instance["tokens"].tokens) == 12 for instance in instances)
+
+
+def test_train_size_sample_is_deterministic_and_uniform():
+    path = str(GLUE / "MRPC/train.tsv")
+    everything = [i["metadata"]["index"] for i in build_reader("mrpc").read(path)]
+    sample = [i["metadata"]["index"] for i in build_reader("mrpc", train_size=4, seed=7).read(path)]
+    again = [i["metadata"]["index"] for i in build_reader("mrpc", train_size=4, seed=7).read(path)]
+    other = [i["metadata"]["index"] for i in build_reader("mrpc", train_size=4, seed=8).read(path)]
+    assert sample == again
+    assert len(sample) == 4 and set(sample) <= set(everything)
+    # The same rows that random.Random(seed).sample over the whole file would pick.
+    assert set(sample) == set(random.Random(7).sample(everything, 4))
+    assert set(other) != set(sample)
+    assert len(list(build_reader("mrpc", train_size=100).read(path))) == 10
+
+
+def test_test_file_indexes_are_kept():
+    instances = list(build_reader("qqp").read(str(GLUE / "QQP/test.tsv")))
+    assert [i["metadata"]["index"] for i in instances] == ["0", "1", "2"]
+
+
+def test_sharding_reads_each_instance_exactly_once(monkeypatch):
+    """Two distributed ranks x two loader workers: every row is read by exactly one of them."""
+    from allennlp.data.dataset_readers import dataset_reader as reader_module
+    from allennlp.data.dataset_readers.dataset_reader import WorkerInfo
+
+    path = str(GLUE / "MRPC/train.tsv")
+    seen = []
+    monkeypatch.setattr(reader_module.util, "is_distributed", lambda: True)
+    monkeypatch.setattr(reader_module.dist, "get_world_size", lambda: 2)
+    for rank in range(2):
+        monkeypatch.setattr(reader_module.dist, "get_rank", lambda: rank)
+        for worker in range(2):
+            reader = build_reader("mrpc")
+            reader._set_worker_info(WorkerInfo(2, worker))
+            shard = [i["metadata"]["index"] for i in reader.read(path)]
+            assert len(shard) in (2, 3)
+            seen.extend(shard)
+    monkeypatch.undo()
+    expected = [i["metadata"]["index"] for i in build_reader("mrpc").read(path)]
+    assert sorted(seen) == sorted(expected)
+    assert len(seen) == len(set(seen)) == 10
+
+
+def test_indexers_are_attached_outside_text_to_instance():
+    reader = build_reader("rte")
+    instance = reader.text_to_instance("A man is here.", "Someone is here.", label="entailment")
+    assert instance["tokens"]._token_indexers is None
+    reader.apply_token_indexers(instance)
+    assert set(instance["tokens"].token_indexers) == {"tokens"}
+
+
+def test_configuration_errors():
+    with pytest.raises(ConfigurationError, match="Unknown GLUE task 'sts'"):
+        build_reader("sts")
+    with pytest.raises(ConfigurationError, match="add_special_tokens: false"):
+        DatasetReader.from_params(
+            Params(
+                {
+                    "type": "tft_glue",
+                    "task": "rte",
+                    "tokenizer": {
+                        "type": "pretrained_transformer",
+                        "model_name": os.environ["TFT_MODEL"],
+                    },
+                }
+            )
+        )
+    with pytest.raises(ValueError, match="takes two sentences"):
+        build_reader("rte").text_to_instance("Only one.")

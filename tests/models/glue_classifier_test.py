@@ -1,0 +1,83 @@
+import numpy
+import pytest
+from allennlp.common.testing import ModelTestCase
+from allennlp.data import Instance
+from scipy.stats import pearsonr, spearmanr
+from sklearn.metrics import accuracy_score, f1_score, matthews_corrcoef
+
+from tests import CONFIGS_ROOT, FIXTURES_ROOT
+
+GLUE = FIXTURES_ROOT / "glue"
+
+
+def gold_indices(model, instances):
+    return [model.vocab.get_token_index(i["label"].label, "labels") for i in instances]
+
+
+class TestGlueClassifier(ModelTestCase):
+    def test_classification_can_train_save_and_load(self):
+        self.set_up_model(CONFIGS_ROOT / "glue/mrpc.jsonnet", GLUE / "MRPC/train.tsv")
+        self.ensure_model_can_train_save_and_load(self.param_file, seed=1)
+
+    def test_regression_can_train_save_and_load(self):
+        self.set_up_model(CONFIGS_ROOT / "glue/stsb.jsonnet", GLUE / "STS-B/train.tsv")
+        self.ensure_model_can_train_save_and_load(self.param_file, seed=1)
+
+    def test_single_sentence_can_train_save_and_load(self):
+        self.set_up_model(CONFIGS_ROOT / "glue/cola.jsonnet", GLUE / "CoLA/train.tsv")
+        self.ensure_model_can_train_save_and_load(self.param_file, seed=1)
+
+    def test_accuracy_and_f1_of_the_positive_class(self):
+        self.set_up_model(CONFIGS_ROOT / "glue/mrpc.jsonnet", GLUE / "MRPC/train.tsv")
+        self.model.eval()
+        outputs = self.model.forward_on_instances(self.instances)
+        predicted = [int(numpy.argmax(output["probs"])) for output in outputs]
+        gold = gold_indices(self.model, self.instances)
+        positive = self.model.vocab.get_token_index("1", "labels")
+        metrics = self.model.get_metrics(reset=True)
+        assert set(metrics) == {"accuracy", "f1", "combined_score"}
+        assert metrics["accuracy"] == pytest.approx(accuracy_score(gold, predicted))
+        assert metrics["f1"] == pytest.approx(
+            f1_score(gold, predicted, pos_label=positive, zero_division=0)
+        )
+        assert metrics["combined_score"] == pytest.approx(
+            (metrics["accuracy"] + metrics["f1"]) / 2
+        )
+        assert [output["label"] for output in outputs] == [
+            self.model.vocab.get_token_from_index(index, "labels") for index in predicted
+        ]
+        for output in outputs:
+            assert sum(output["probs"]) == pytest.approx(1.0, abs=1e-5)
+
+    def test_matthews_correlation_for_cola(self):
+        self.set_up_model(CONFIGS_ROOT / "glue/cola.jsonnet", GLUE / "CoLA/train.tsv")
+        self.model.eval()
+        outputs = self.model.forward_on_instances(self.instances)
+        predicted = [int(numpy.argmax(output["probs"])) for output in outputs]
+        metrics = self.model.get_metrics(reset=True)
+        assert set(metrics) == {"mcc"}
+        assert metrics["mcc"] == pytest.approx(
+            matthews_corrcoef(gold_indices(self.model, self.instances), predicted)
+        )
+
+    def test_pearson_and_spearman_for_stsb(self):
+        self.set_up_model(CONFIGS_ROOT / "glue/stsb.jsonnet", GLUE / "STS-B/train.tsv")
+        self.model.eval()
+        outputs = self.model.forward_on_instances(self.instances)
+        scores = [float(output["score"]) for output in outputs]
+        gold = [i["label"].tensor.item() for i in self.instances]
+        metrics = self.model.get_metrics(reset=True)
+        assert set(metrics) == {"pearson", "spearman", "combined_score"}
+        assert metrics["pearson"] == pytest.approx(pearsonr(gold, scores)[0], abs=1e-5)
+        assert metrics["spearman"] == pytest.approx(spearmanr(gold, scores)[0], abs=1e-5)
+        assert all(type(value) is float for value in metrics.values())
+        assert "label" not in outputs[0] and "probs" not in outputs[0]
+
+    def test_loss_only_with_labels(self):
+        self.set_up_model(CONFIGS_ROOT / "glue/rte.jsonnet", GLUE / "RTE/train.tsv")
+        fields = {name: field for name, field in self.instances[0].fields.items()}
+        del fields["label"]
+        unlabelled = self.model.forward_on_instance(Instance(fields))
+        assert "loss" not in unlabelled
+        labelled = self.model.forward_on_instance(self.instances[0])
+        assert labelled["loss"] > 0

@@ -1,0 +1,82 @@
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from allennlp.commands.train import train_model_from_file
+from allennlp.predictors import Predictor
+
+from tests import CONFIGS_ROOT, PROJECT_ROOT
+
+
+@pytest.fixture(scope="module")
+def archives(tmp_path_factory, tiny_bert):
+    """Archives trained for one epoch from the real MRPC and STS-B configs on the fixtures."""
+    paths = {}
+    for task in ("mrpc", "stsb"):
+        directory = tmp_path_factory.mktemp(task)
+        train_model_from_file(
+            CONFIGS_ROOT / f"glue/{task}.jsonnet",
+            directory,
+            overrides=json.dumps({"trainer.num_epochs": 1}),
+            force=True,
+        )
+        paths[task] = str(directory / "model.tar.gz")
+    return paths
+
+
+def test_pair_classification(archives):
+    predictor = Predictor.from_path(archives["mrpc"])
+    assert type(predictor).__name__ == "SentencePairPredictor"
+    output = predictor.predict_json(
+        {"sentence1": "A man is playing a flute.", "sentence2": "A man plays the flute."}
+    )
+    assert output["label"] in {"0", "1"}
+    assert sum(output["probs"]) == pytest.approx(1.0, abs=1e-5)
+    batch = predictor.predict_batch_json(
+        [
+            {"sentence1": "A man is playing a flute.", "sentence2": "A man plays the flute."},
+            {"sentence1": "The cat sat.", "sentence2": "The bank closed early today."},
+        ]
+    )
+    assert len(batch) == 2
+    assert batch[0]["probs"] == pytest.approx(output["probs"], abs=1e-5)
+
+
+def test_regression_returns_a_score(archives):
+    predictor = Predictor.from_path(archives["stsb"], "tft_sentence_pair")
+    output = predictor.predict_json({"sentence1": "A cat sat.", "sentence2": "A cat was sitting."})
+    assert isinstance(output["score"], float)
+    assert "label" not in output
+
+
+def test_missing_sentence_is_a_clear_error(archives):
+    predictor = Predictor.from_path(archives["mrpc"])
+    with pytest.raises(ValueError, match="Expected 'sentence1'"):
+        predictor.predict_json({"text": "no sentence here"})
+    with pytest.raises(ValueError, match="takes two sentences"):
+        predictor.predict_json({"sentence": "Only one sentence."})
+
+
+@pytest.mark.parametrize("include_package", [False, True])
+def test_allennlp_predict_finds_the_plugin(archives, tmp_path, include_package):
+    """`allennlp predict` works with the `.allennlp_plugins` file alone, and with the flag."""
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text(
+        json.dumps({"sentence1": "A man is playing a flute.", "sentence2": "A man plays."})
+        + "\n"
+        + json.dumps({"sentence1": "Two dogs run.", "sentence2": "The town held an election."})
+        + "\n"
+    )
+    output = tmp_path / "predictions.jsonl"
+    command = [sys.executable, "-m", "allennlp", "predict", archives["mrpc"], str(pairs)]
+    command += ["--output-file", str(output), "--silent"]
+    if include_package:
+        command += ["--include-package", "tft_allennlp"]
+    # From the project root the `.allennlp_plugins` file is found; elsewhere only the flag works.
+    cwd = PROJECT_ROOT if not include_package else tmp_path
+    subprocess.run(command, cwd=cwd, check=True, env=dict(os.environ), capture_output=True)
+    predictions = [json.loads(line) for line in output.read_text().splitlines()]
+    assert len(predictions) == 2
+    assert all(p["label"] in {"0", "1"} and len(p["probs"]) == 2 for p in predictions)

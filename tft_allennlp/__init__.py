@@ -1,0 +1,20 @@
+"""
+tft-allennlp: transfer fine-tuning (Arase & Tsujii, 2019) as an AllenNLP plugin.
+
+Importing the package registers every component (AllenNLP imports plugins non-recursively),
+and gives the environment variables read by `training_configs/` their documented defaults, so
+that a plain `allennlp train training_configs/glue/mrpc.jsonnet` works. AllenNLP imports
+plugins before it reads a config.
+"""
+import os
+
+CONFIG_DEFAULTS = {
+    # Any Hugging Face hub name or local checkpoint directory.
+    "TFT_MODEL": "bert-base-uncased",
+    # The official GLUE download: $GLUE_DIR/MRPC/train.tsv, $GLUE_DIR/STS-B/dev.tsv, ...
+    "GLUE_DIR": "glue_data",
+}
+for _name, _value in CONFIG_DEFAULTS.items():
+    os.environ.setdefault(_name, _value)
+
+from tft_allennlp import dataset_readers, models, predictors, training  # noqa: E402,F401

@@ -1,0 +1,1 @@
+from tft_allennlp.dataset_readers.glue import GlueTsvReader

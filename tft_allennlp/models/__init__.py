@@ -1,0 +1,1 @@
+from tft_allennlp.models.glue_classifier import GlueClassifier

@@ -1,0 +1,169 @@
+from typing import Any, Dict, List, Optional
+
+import torch
+from allennlp.data import TextFieldTensors, Vocabulary
+from allennlp.models.model import Model
+from allennlp.modules import TextFieldEmbedder
+from allennlp.nn import InitializerApplicator
+from allennlp.training.metrics import (
+    CategoricalAccuracy,
+    F1Measure,
+    Metric,
+    PearsonCorrelation,
+    SpearmanCorrelation,
+)
+
+from tft_allennlp.common.glue_tasks import GlueTask, get_glue_task
+from tft_allennlp.training.metrics.matthews_correlation import MatthewsCorrelation
+
+
+@Model.register("tft_glue_classifier")
+class GlueClassifier(Model):
+    """
+    BERT's GLUE fine-tuning model: the final hidden state of `[CLS]` -> dropout -> one linear
+    layer. Cross-entropy over the task's labels, or mean squared error for the regression task
+    STS-B, and GLUE's own metrics for the task (see `tft_allennlp.common.glue_tasks`), with
+    `combined_score` as their mean where a task has two.
+
+    Registered as a `Model` with name "tft_glue_classifier".
+
+    # Parameters
+
+    vocab : `Vocabulary`
+        Holds the labels in `label_namespace` (unused for regression).
+    text_field_embedder : `TextFieldEmbedder`
+        Embeds the reader's `tokens`, normally a `pretrained_transformer` embedder; the vector
+        at position 0 (`[CLS]`) represents the example.
+    task : `str`
+        The GLUE task name, which fixes regression vs classification, the metrics and the
+        positive class for F1.
+    dropout : `float`, optional (default = `0.1`)
+        Dropout on the `[CLS]` vector, as in BERT.
+    label_namespace : `str`, optional (default = `"labels"`)
+    initializer : `InitializerApplicator`, optional
+        If not given, the output layer is initialised like BERT's classifier (normal, std 0.02;
+        zero bias).
+    """
+
+    default_predictor = "tft_sentence_pair"
+
+    def __init__(
+        self,
+        vocab: Vocabulary,
+        text_field_embedder: TextFieldEmbedder,
+        task: str,
+        dropout: float = 0.1,
+        label_namespace: str = "labels",
+        initializer: Optional[InitializerApplicator] = None,
+        **kwargs,
+    ) -> None:
+        super().__init__(vocab, **kwargs)
+        self._task: GlueTask = get_glue_task(task)
+        self._text_field_embedder = text_field_embedder
+        self._dropout = torch.nn.Dropout(dropout)
+        self._label_namespace = label_namespace
+        num_outputs = 1 if self._task.is_regression else vocab.get_vocab_size(label_namespace)
+        self._output_layer = torch.nn.Linear(text_field_embedder.get_output_dim(), num_outputs)
+        torch.nn.init.normal_(self._output_layer.weight, std=0.02)
+        torch.nn.init.zeros_(self._output_layer.bias)
+        self._metrics: Dict[str, Metric] = {
+            name: self._build_metric(name) for name in self._task.metrics
+        }
+        # Some metrics (F1) raise when read before any update; report 0.0 until then.
+        self._metrics_updated = False
+        if initializer is not None:
+            initializer(self)
+
+    def _build_metric(self, name: str) -> Metric:
+        if name == "accuracy":
+            return CategoricalAccuracy()
+        if name == "f1":
+            positive = self.vocab.get_token_index(self._task.positive_label, self._label_namespace)
+            return F1Measure(positive_label=positive)
+        if name == "mcc":
+            return MatthewsCorrelation()
+        if name == "pearson":
+            return PearsonCorrelation()
+        if name == "spearman":
+            return SpearmanCorrelation()
+        raise ValueError(f"No metric named {name!r}.")
+
+    def forward(  # type: ignore
+        self,
+        tokens: TextFieldTensors,
+        label: Optional[torch.Tensor] = None,
+        metadata: Optional[List[Dict[str, Any]]] = None,
+    ) -> Dict[str, torch.Tensor]:
+        """
+        # Parameters
+
+        tokens : `TextFieldTensors`
+            The cross-encoded `[CLS] a [SEP] b [SEP]` wordpieces.
+        label : `torch.Tensor`, optional
+            Shape `(batch_size,)`: class indices, or float scores for regression.
+        metadata : `List[Dict[str, Any]]`, optional
+            Raw sentences and ids from the reader; unused by the computation.
+
+        # Returns
+
+        An output dictionary with `logits` and `probs` of shape `(batch_size, num_labels)` for
+        classification or `score` of shape `(batch_size,)` for regression, and `loss` when
+        labels are given.
+        """
+        # Shape: (batch_size, num_wordpieces, embedding_dim)
+        embedded = self._text_field_embedder(tokens)
+        # Shape: (batch_size, embedding_dim)
+        cls_vector = self._dropout(embedded[:, 0, :])
+        # Shape: (batch_size, num_outputs)
+        logits = self._output_layer(cls_vector)
+
+        output: Dict[str, torch.Tensor] = {}
+        if self._task.is_regression:
+            # Shape: (batch_size,)
+            score = logits.squeeze(-1)
+            output["score"] = score
+            if label is not None:
+                gold = label.to(score.dtype).view(-1)
+                output["loss"] = torch.nn.functional.mse_loss(score, gold)
+                for metric in self._metrics.values():
+                    metric(score, gold)
+                self._metrics_updated = True
+        else:
+            output["logits"] = logits
+            output["probs"] = torch.nn.functional.softmax(logits, dim=-1)
+            if label is not None:
+                gold = label.long().view(-1)
+                output["loss"] = torch.nn.functional.cross_entropy(logits, gold)
+                for metric in self._metrics.values():
+                    metric(logits, gold)
+                self._metrics_updated = True
+        return output
+
+    def make_output_human_readable(
+        self, output_dict: Dict[str, torch.Tensor]
+    ) -> Dict[str, torch.Tensor]:
+        """
+        Adds `label`, the predicted label string of each example (classification only).
+        """
+        if not self._task.is_regression:
+            predictions = output_dict["probs"].argmax(dim=-1).tolist()
+            output_dict["label"] = [  # type: ignore
+                self.vocab.get_token_from_index(index, namespace=self._label_namespace)
+                for index in predictions
+            ]
+        return output_dict
+
+    def get_metrics(self, reset: bool = False) -> Dict[str, float]:
+        # Plain floats only: numpy scalars in the training state break `--recover` under
+        # torch's `weights_only` loading.
+        metrics: Dict[str, float] = {}
+        for name, metric in self._metrics.items():
+            value = metric.get_metric(reset) if self._metrics_updated else 0.0
+            if isinstance(value, dict):
+                value = value[name]
+            metrics[name] = float(value)
+        if reset:
+            self._metrics_updated = False
+        if len(metrics) > 1:
+            metrics["combined_score"] = sum(metrics.values()) / len(metrics)
+        return metrics

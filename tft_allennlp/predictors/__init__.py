@@ -1,0 +1,1 @@
+from tft_allennlp.predictors.sentence_pair import SentencePairPredictor

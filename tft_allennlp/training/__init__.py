@@ -1,0 +1,1 @@
+from tft_allennlp.training import learning_rate_schedulers, metrics

@@ -1,0 +1,1 @@
+from tft_allennlp.training.metrics.matthews_correlation import MatthewsCorrelation

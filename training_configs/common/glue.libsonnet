@@ -1,0 +1,60 @@
+// GLUE fine-tuning, BERT's recipe as kept by Arase & Tsujii (2019) for every model:
+// [CLS] state -> dropout 0.1 -> linear; batch 32, AdamW lr 3e-5 with linear warmup (10%) and
+// decay, 4 epochs, max length 128. STS-B is a regression.
+//
+// Environment variables (defaults are set by the tft_allennlp plugin):
+//   TFT_MODEL  Hugging Face hub name or local checkpoint directory (default bert-base-uncased),
+//              e.g. the output of `allennlp tft-export` after paraphrase injection.
+//   GLUE_DIR   the official GLUE download, $GLUE_DIR/<Task>/{train,dev}.tsv (default glue_data).
+// Everything else is an ordinary key: `allennlp train ... -o '{"dataset_reader.train_size": 1000,
+// "random_seed": 1, "numpy_seed": 1, "pytorch_seed": 1, "trainer.optimizer.lr": 1e-4}'`.
+local model_name = std.extVar('TFT_MODEL');
+local glue_dir = std.extVar('GLUE_DIR');
+
+// task: reader/model task name; directory: the task's GLUE folder; validation_metric: the
+// metric that picks the best epoch; dev: dev file name (MNLI has dev_matched.tsv).
+function(task, directory, validation_metric, dev='dev.tsv') {
+  local reader = {
+    type: 'tft_glue',
+    task: task,
+    tokenizer: { type: 'pretrained_transformer', model_name: model_name, add_special_tokens: false },
+    token_indexers: { tokens: { type: 'pretrained_transformer', model_name: model_name } },
+    max_length: 128,
+  },
+  // Only the training reader subsamples (`train_size`, for the low-resource runs).
+  dataset_reader: reader { train_size: null, seed: 13370 },
+  validation_dataset_reader: reader,
+  train_data_path: glue_dir + '/' + directory + '/train.tsv',
+  validation_data_path: glue_dir + '/' + directory + '/' + dev,
+  model: {
+    type: 'tft_glue_classifier',
+    task: task,
+    text_field_embedder: {
+      token_embedders: {
+        tokens: {
+          type: 'pretrained_transformer',
+          model_name: model_name,
+          // The pooler is never used; leaving it out keeps DDP from waiting for its gradients.
+          // Remove for models without one (DistilBERT).
+          transformer_kwargs: { add_pooling_layer: false },
+        },
+      },
+    },
+    dropout: 0.1,
+  },
+  data_loader: { batch_size: 32, shuffle: true },
+  validation_data_loader: { batch_size: 64, shuffle: false },
+  trainer: {
+    num_epochs: 4,
+    optimizer: {
+      type: 'adamw',
+      lr: 3e-5,
+      weight_decay: 0.01,
+      parameter_groups: [[['bias', 'LayerNorm\\.weight'], { weight_decay: 0.0 }]],
+    },
+    learning_rate_scheduler: { type: 'tft_linear_with_warmup_fraction', warmup_fraction: 0.1 },
+    grad_norm: 1.0,
+    validation_metric: validation_metric,
+    callbacks: [{ type: 'console_logger', should_log_inputs: false }],
+  },
+}
