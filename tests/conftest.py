@@ -21,4 +21,5 @@ def tiny_bert(tmp_path_factory) -> str:
     directory = write_tiny_bert(str(tmp_path_factory.mktemp("tiny_bert")))
     os.environ["TFT_MODEL"] = directory
     os.environ["GLUE_DIR"] = str(FIXTURES_ROOT / "glue")
+    os.environ["TFT_PARAPHRASE_CORPUS"] = str(FIXTURES_ROOT / "paraphrase/aligned.jsonl")
     return directory

@@ -32,3 +32,25 @@ def test_glue_config_trains_on_the_fixtures(config, tmp_path):
     for name in GLUE_TASKS[task].metrics:
         assert f"validation_{name}" in metrics
     assert model.get_metrics().keys() >= set(GLUE_TASKS[task].metrics)
+
+
+INJECTION_CONFIGS = sorted((CONFIGS_ROOT / "injection").glob("*.jsonnet"))
+
+
+def test_injection_variants():
+    assert {path.stem for path in INJECTION_CONFIGS} == {
+        "tft", "tft_simple", "sentence_only", "three_way_pp", "binary_pp"
+    }
+
+
+@pytest.mark.parametrize("config", INJECTION_CONFIGS, ids=lambda path: path.stem)
+def test_injection_config_carries_the_paper_settings(config):
+    params = Params.from_file(str(config))
+    assert params["trainer"]["optimizer"].as_dict() == {"type": "adam", "lr": 5e-5}
+    assert params["data_loader"]["batch_size"] == 100
+    assert params["model"]["dropout"] == 0.2
+    stop = params["trainer"]["callbacks"][1]
+    assert stop["type"] == "tft_stop_after_decreases" and stop["decreases"] == 2
+    assert params["trainer"]["validation_metric"] == "+" + stop["metric"]
+    assert params["dataset_reader"]["part"] == "train"
+    assert params["validation_dataset_reader"]["part"] == "validation"

@@ -13,8 +13,10 @@ CONFIG_DEFAULTS = {
     "TFT_MODEL": "bert-base-uncased",
     # The official GLUE download: $GLUE_DIR/MRPC/train.tsv, $GLUE_DIR/STS-B/dev.tsv, ...
     "GLUE_DIR": "glue_data",
+    # The aligned paraphrase corpus for injection (JSON lines, see README).
+    "TFT_PARAPHRASE_CORPUS": "aligned_paraphrases.jsonl",
 }
 for _name, _value in CONFIG_DEFAULTS.items():
     os.environ.setdefault(_name, _value)
 
-from tft_allennlp import dataset_readers, models, predictors, training  # noqa: E402,F401
+from tft_allennlp import commands, dataset_readers, models, modules, predictors, training  # noqa: E402,F401

@@ -1,1 +1,2 @@
+from tft_allennlp.dataset_readers.aligned_paraphrases import AlignedParaphrasesReader
 from tft_allennlp.dataset_readers.glue import GlueTsvReader

@@ -11,6 +11,7 @@ from allennlp.data.tokenizers import PretrainedTransformerTokenizer
 
 from tft_allennlp.common.glue_tasks import GlueTask, get_glue_task
 from tft_allennlp.common.input_problems import InputProblems, read_lines
+from tft_allennlp.common.truncation import longest_first
 
 logger = logging.getLogger(__name__)
 
@@ -225,19 +226,10 @@ class GlueTsvReader(DatasetReader):
         return text
 
     def _truncate(self, pieces1: List[Token], pieces2: List[Token]) -> Tuple[List[Token], ...]:
-        """
-        Cuts wordpieces from the end of the longer sentence until both fit the budget (the
-        second one on a tie), as Hugging Face's "longest_first" strategy does.
-        """
-        length1, length2 = len(pieces1), len(pieces2)
-        if length1 + length2 <= self._wordpiece_budget:
+        length1, length2 = longest_first(len(pieces1), len(pieces2), self._wordpiece_budget)
+        if (length1, length2) == (len(pieces1), len(pieces2)):
             return pieces1, pieces2
         self._num_truncated += 1
-        while length1 + length2 > self._wordpiece_budget:
-            if length1 > length2:
-                length1 -= 1
-            else:
-                length2 -= 1
         return pieces1[:length1], pieces2[:length2]
 
     def text_to_instance(  # type: ignore

@@ -1,1 +1,2 @@
 from tft_allennlp.models.glue_classifier import GlueClassifier
+from tft_allennlp.models.paraphrase_injector import ParaphraseInjector

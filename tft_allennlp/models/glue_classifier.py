@@ -3,8 +3,8 @@ from typing import Any, Dict, List, Optional
 import torch
 from allennlp.data import TextFieldTensors, Vocabulary
 from allennlp.models.model import Model
-from allennlp.modules import TextFieldEmbedder
-from allennlp.nn import InitializerApplicator
+from allennlp.modules import Seq2VecEncoder, TextFieldEmbedder
+from allennlp.nn import InitializerApplicator, util
 from allennlp.training.metrics import (
     CategoricalAccuracy,
     F1Measure,
@@ -14,6 +14,7 @@ from allennlp.training.metrics import (
 )
 
 from tft_allennlp.common.glue_tasks import GlueTask, get_glue_task
+from tft_allennlp.models.classifier_layer import classifier_layer
 from tft_allennlp.training.metrics.matthews_correlation import MatthewsCorrelation
 
 
@@ -37,6 +38,10 @@ class GlueClassifier(Model):
     task : `str`
         The GLUE task name, which fixes regression vs classification, the metrics and the
         positive class for F1.
+    seq2vec_encoder : `Seq2VecEncoder`, optional (default = `None`)
+        How the sequence becomes one vector. By default the final `[CLS]` state, as in the
+        paper; `{"type": "bert_pooler", "pretrained_model": ...}` adds BERT's pretrained
+        tanh pooler, as Hugging Face's `BertForSequenceClassification` does.
     dropout : `float`, optional (default = `0.1`)
         Dropout on the `[CLS]` vector, as in BERT.
     label_namespace : `str`, optional (default = `"labels"`)
@@ -52,6 +57,7 @@ class GlueClassifier(Model):
         vocab: Vocabulary,
         text_field_embedder: TextFieldEmbedder,
         task: str,
+        seq2vec_encoder: Optional[Seq2VecEncoder] = None,
         dropout: float = 0.1,
         label_namespace: str = "labels",
         initializer: Optional[InitializerApplicator] = None,
@@ -60,12 +66,12 @@ class GlueClassifier(Model):
         super().__init__(vocab, **kwargs)
         self._task: GlueTask = get_glue_task(task)
         self._text_field_embedder = text_field_embedder
+        self._seq2vec_encoder = seq2vec_encoder
         self._dropout = torch.nn.Dropout(dropout)
         self._label_namespace = label_namespace
         num_outputs = 1 if self._task.is_regression else vocab.get_vocab_size(label_namespace)
-        self._output_layer = torch.nn.Linear(text_field_embedder.get_output_dim(), num_outputs)
-        torch.nn.init.normal_(self._output_layer.weight, std=0.02)
-        torch.nn.init.zeros_(self._output_layer.bias)
+        vector_dim = (seq2vec_encoder or text_field_embedder).get_output_dim()
+        self._output_layer = classifier_layer(vector_dim, num_outputs)
         self._metrics: Dict[str, Metric] = {
             name: self._build_metric(name) for name in self._task.metrics
         }
@@ -112,10 +118,14 @@ class GlueClassifier(Model):
         """
         # Shape: (batch_size, num_wordpieces, embedding_dim)
         embedded = self._text_field_embedder(tokens)
-        # Shape: (batch_size, embedding_dim)
-        cls_vector = self._dropout(embedded[:, 0, :])
+        if self._seq2vec_encoder is None:
+            # Shape: (batch_size, embedding_dim)
+            vector = embedded[:, 0, :]
+        else:
+            # Shape: (batch_size, encoder_output_dim)
+            vector = self._seq2vec_encoder(embedded, util.get_text_field_mask(tokens))
         # Shape: (batch_size, num_outputs)
-        logits = self._output_layer(cls_vector)
+        logits = self._output_layer(self._dropout(vector))
 
         output: Dict[str, torch.Tensor] = {}
         if self._task.is_regression:

@@ -1,1 +1,2 @@
+from tft_allennlp.predictors.phrase_pairs import PhrasePairsPredictor
 from tft_allennlp.predictors.sentence_pair import SentencePairPredictor

@@ -1,0 +1,261 @@
+import json
+import os
+import random
+import string
+
+import pytest
+from allennlp.common import Params
+from allennlp.data import DatasetReader
+
+from tests import FIXTURES_ROOT
+from tests.tiny_bert import WORDS
+from tft_allennlp.common.input_problems import MalformedInputError
+
+CORPUS = str(FIXTURES_ROOT / "paraphrase/aligned.jsonl")
+FLUTE_SOURCE = "A man is playing a flute .".split()
+FLUTE_TARGET = "A man plays the flute .".split()
+
+
+def build_reader(**kwargs) -> DatasetReader:
+    return DatasetReader.from_params(
+        Params(
+            {
+                "type": "tft_aligned_paraphrases",
+                "tokenizer": {
+                    "type": "pretrained_transformer",
+                    "model_name": os.environ["TFT_MODEL"],
+                    "add_special_tokens": False,
+                },
+                **kwargs,
+            }
+        )
+    )
+
+
+def spans(instance, field):
+    return [(span.span_start, span.span_end) for span in instance[field].field_list]
+
+
+def phrase_labels(instance):
+    return [label.label for label in instance["phrase_labels"].field_list]
+
+
+def summary(instance):
+    """Everything that identifies an instance, as plain values."""
+    return (
+        instance["metadata"]["line_number"],
+        instance["metadata"].metadata.get("partner_line_number", 0),
+        instance["label"].label,
+        tuple(spans(instance, "source_spans")),
+        tuple(spans(instance, "target_spans")),
+        tuple(phrase_labels(instance)),
+    )
+
+
+def corpus_lines():
+    return [json.loads(line) for line in open(CORPUS)]
+
+
+def test_word_spans_map_to_hand_checked_wordpiece_spans():
+    # [CLS] a man is play ##ing a f ##lu ##te . [SEP] a man plays the f ##lu ##te . [SEP]
+    #   0   1  2   3   4    5   6 7  8    9  10   11  12  13   14   15 16 17  18  19  20
+    layout = build_reader().layout(FLUTE_SOURCE, FLUTE_TARGET)
+    assert len(layout.tokens) == 21
+    assert [t.type_id for t in layout.tokens] == [0] * 12 + [1] * 9
+    assert layout.source_span((0, 1)) == (1, 2)
+    assert layout.source_span((3, 5)) == (4, 9)  # "playing a flute": play ##ing a f ##lu ##te
+    assert layout.source_span((4, 5)) == (6, 9)
+    assert layout.source_span((0, 6)) == (1, 10)
+    assert layout.target_span((0, 1)) == (12, 13)
+    assert layout.target_span((2, 4)) == (14, 18)
+    assert layout.target_span((0, 5)) == (12, 19)
+
+
+def test_words_without_wordpieces_are_skipped_at_span_edges():
+    # A zero-width space tokenizes to nothing.
+    layout = build_reader().layout(["A", "\u200b", "man"], ["A", "man"])
+    assert layout.source_span((1, 1)) is None
+    assert layout.source_span((0, 2)) == (1, 2)
+    assert layout.source_span((1, 2)) == (2, 2)
+
+
+def test_truncation_drops_cut_phrases_and_counts_them(caplog):
+    # Budget 12 - 3 = 9 pieces: the source keeps "a man is play ##ing", the target "a man plays
+    # the". Only the alignment <A man, A man> survives; it has no in-paraphrase negative left.
+    caplog.set_level("INFO")
+    reader = build_reader(max_length=12)
+    instance = next(iter(reader.read(CORPUS)))
+    assert len(instance["tokens"].tokens) == 12
+    assert spans(instance, "source_spans") == [(1, 2)]
+    assert spans(instance, "target_spans") == [(7, 8)]
+    assert phrase_labels(instance) == ["paraphrase"]
+    list(reader.read(CORPUS))
+    assert "phrase pairs dropped (cut by truncation or without wordpieces)" in caplog.text
+    assert "in-paraphrase negatives missing" in caplog.text
+
+
+def test_span_mapping_property_on_random_sentences():
+    """Every mapped span covers exactly its words' pieces, inside its own sentence."""
+    reader = build_reader(max_length=40)
+    rng = random.Random(0)
+
+    def word():
+        if rng.random() < 0.6:
+            return rng.choice(WORDS)
+        return "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(1, 9)))
+
+    def text(pieces):
+        return "".join(p.text[2:] if p.text.startswith("##") else p.text for p in pieces)
+
+    for _ in range(200):
+        source = [word() for _ in range(rng.randint(1, 15))]
+        target = [word() for _ in range(rng.randint(1, 15))]
+        layout = reader.layout(source, target)
+        n = len(layout.tokens)
+        separator = [i for i, t in enumerate(layout.tokens) if t.text == "[SEP]"][0]
+        for _ in range(10):
+            j = rng.randrange(len(source))
+            k = rng.randrange(j, len(source))
+            m = rng.randrange(len(target))
+            o = rng.randrange(m, len(target))
+            source_pieces, target_pieces = layout.source_span((j, k)), layout.target_span((m, o))
+            if source_pieces is not None:
+                assert 1 <= source_pieces[0] <= source_pieces[1] < separator
+                covered = layout.tokens[source_pieces[0] : source_pieces[1] + 1]
+                assert text(covered) == "".join(source[j : k + 1])
+            if target_pieces is not None:
+                assert separator < target_pieces[0] <= target_pieces[1] <= n - 2
+                covered = layout.tokens[target_pieces[0] : target_pieces[1] + 1]
+                assert text(covered) == "".join(target[m : o + 1])
+            if source_pieces is None or target_pieces is None:
+                assert layout.truncated  # all words have pieces here: only truncation cuts
+
+
+def test_negatives_follow_the_paper():
+    lines = corpus_lines()
+    instances = list(build_reader().read(CORPUS))
+    paraphrases = [i for i in instances if i["label"].label == "paraphrase"]
+    randoms = [i for i in instances if i["label"].label == "random"]
+    assert len(paraphrases) == len(randoms) == len(lines) == 12
+    reader = build_reader()
+    for instance in paraphrases:
+        record = lines[instance["metadata"]["line_number"] - 1]
+        layout = reader.layout(record["source"], record["target"])
+        aligned = {
+            (layout.source_span(tuple(s)), layout.target_span(tuple(t)))
+            for s, t in record["alignments"]
+        }
+        pairs = list(zip(spans(instance, "source_spans"), spans(instance, "target_spans")))
+        labels = phrase_labels(instance)
+        # Every alignment is a paraphrase pair, and each has one in-paraphrase negative.
+        assert {p for p, l in zip(pairs, labels) if l == "paraphrase"} == aligned
+        assert labels.count("in_paraphrase") == labels.count("paraphrase")
+        for (source, target), label in zip(pairs, labels):
+            if label == "in_paraphrase":
+                # never a target phrase aligned to this source phrase
+                assert (source, target) not in aligned
+                assert all(t != target for s, t in aligned if s == source)
+                assert target in {layout.target_span(tuple(t)) for t in record["target_phrases"]}
+    for instance in randoms:
+        own = instance["metadata"]["line_number"]
+        partner = instance["metadata"]["partner_line_number"]
+        assert partner != own
+        assert instance["metadata"]["target"] == lines[partner - 1]["target"]
+        assert instance["metadata"]["target"] != lines[own - 1]["target"]
+        # every source phrase (inventory plus aligned spans) meets a random phrase of t'
+        assert set(phrase_labels(instance)) == {"random"}
+        record = lines[own - 1]
+        inventory = {tuple(s) for s in record["source_phrases"]}
+        assert len(phrase_labels(instance)) == len(inventory)
+
+
+def test_same_seed_same_instances_other_seed_other_negatives():
+    first = [summary(i) for i in build_reader(seed=3).read(CORPUS)]
+    again = [summary(i) for i in build_reader(seed=3).read(CORPUS)]
+    other = [summary(i) for i in build_reader(seed=4).read(CORPUS)]
+    assert first == again
+    assert first != other
+
+
+def test_binary_mode_and_phrase_pair_cap():
+    instances = list(build_reader(binary=True).read(CORPUS))
+    labels = {label for i in instances for label in phrase_labels(i) if label != -1}
+    assert labels == {"paraphrase", "in_paraphrase"}
+    for instance in instances:
+        if instance["label"].label == "random":
+            assert spans(instance, "source_spans") == [(-1, -1)]  # padding only
+    capped = list(build_reader(max_phrase_pairs=3).read(CORPUS))
+    assert max(len(spans(i, "source_spans")) for i in capped) == 3
+
+
+def test_more_random_pairs_per_paraphrase():
+    instances = list(build_reader(random_pairs_per_paraphrase=2).read(CORPUS))
+    randoms = [i for i in instances if i["label"].label == "random"]
+    assert len(randoms) == 24
+    for line in range(1, 13):
+        partners = [i["metadata"]["partner_line_number"] for i in randoms if i["metadata"]["line_number"] == line]
+        assert len(set(partners)) == 2
+
+
+def test_train_and_validation_parts_split_the_corpus():
+    def lines_of(part):
+        reader = build_reader(part=part, validation_fraction=0.25)
+        return {i["metadata"]["line_number"] for i in reader.read(CORPUS)}
+
+    train, validation = lines_of("train"), lines_of("validation")
+    assert train | validation == set(range(1, 13))
+    assert not train & validation and validation
+
+
+def test_sharding_reads_each_pair_once_with_the_same_negatives(monkeypatch):
+    from allennlp.data.dataset_readers import dataset_reader as reader_module
+    from allennlp.data.dataset_readers.dataset_reader import WorkerInfo
+
+    expected = sorted(summary(i) for i in build_reader(buffer_size=3).read(CORPUS))
+    seen = []
+    monkeypatch.setattr(reader_module.util, "is_distributed", lambda: True)
+    monkeypatch.setattr(reader_module.dist, "get_world_size", lambda: 2)
+    for rank in range(2):
+        monkeypatch.setattr(reader_module.dist, "get_rank", lambda: rank)
+        for worker in range(2):
+            reader = build_reader(buffer_size=3)
+            reader._set_worker_info(WorkerInfo(2, worker))
+            seen.extend(summary(i) for i in reader.read(CORPUS))
+    monkeypatch.undo()
+    assert sorted(seen) == expected
+
+
+def test_a_last_block_of_one_line_joins_the_previous_block():
+    # 12 lines in blocks of 11: the 12th line would have no partner on its own.
+    instances = list(build_reader(buffer_size=11).read(CORPUS))
+    assert sum(i["label"].label == "random" for i in instances) == 12
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ('{"source": ["a"], "target": ["b"]', "invalid JSON"),
+        ('{"source": [], "target": ["b"]}', "'source' must be a non-empty list of words"),
+        ('{"source": ["a", "b"], "target": ["c"], "source_phrases": [[1, 0]]}', "reversed span"),
+        ('{"source": ["a"], "target": ["c"], "target_phrases": [[0, 3]]}', "span out of range"),
+        ('{"source": ["a"], "target": ["c"], "alignments": [[[0, 0]]]}', "malformed alignment"),
+        ('["a", "b"]', "expected a JSON object"),
+    ],
+)
+def test_malformed_lines_name_file_and_line(tmp_path, line, message):
+    path = tmp_path / "corpus.jsonl"
+    first, second = open(CORPUS).readlines()[:2]
+    path.write_text(first + second + line + "\n")
+    with pytest.raises(MalformedInputError, match=rf"corpus.jsonl:3: .*{message}"):
+        list(build_reader().read(str(path)))
+    lenient = list(build_reader(lenient=True).read(str(path)))
+    assert len(lenient) == 4  # the two good lines, each with a random pair
+
+
+def test_text_to_instance_for_prediction():
+    reader = build_reader()
+    instance = reader.text_to_instance(FLUTE_SOURCE, FLUTE_TARGET, [((3, 5), (2, 4)), ((0, 1), (3, 4))])
+    assert spans(instance, "source_spans") == [(4, 9), (1, 2)]
+    assert spans(instance, "target_spans") == [(14, 18), (15, 18)]
+    assert "label" not in instance.fields and "phrase_labels" not in instance.fields
+    assert instance["metadata"]["phrase_pairs"] == [((3, 5), (2, 4)), ((0, 1), (3, 4))]

@@ -1,0 +1,46 @@
+from allennlp.commands.subcommand import Subcommand
+from allennlp.data import DatasetReader
+from allennlp.models import Model
+from allennlp.modules.span_extractors import SpanExtractor
+from allennlp.predictors import Predictor
+from allennlp.training.callbacks import TrainerCallback
+from allennlp.training.learning_rate_schedulers import LearningRateScheduler
+from allennlp.training.metrics import Metric
+
+import tft_allennlp  # noqa: F401
+from tft_allennlp.modules.phrase_pair_features import PhrasePairFeatures
+
+REGISTERED = [
+    (DatasetReader, "tft_glue", "GlueTsvReader"),
+    (DatasetReader, "tft_aligned_paraphrases", "AlignedParaphrasesReader"),
+    (Model, "tft_glue_classifier", "GlueClassifier"),
+    (Model, "tft_paraphrase_injector", "ParaphraseInjector"),
+    (Predictor, "tft_sentence_pair", "SentencePairPredictor"),
+    (Predictor, "tft_phrase_pairs", "PhrasePairsPredictor"),
+    (Metric, "tft_matthews_correlation", "MatthewsCorrelation"),
+    (SpanExtractor, "tft_max_pooling", "MaxPoolingSpanExtractor"),
+    (SpanExtractor, "tft_mean_pooling", "MeanPoolingSpanExtractor"),
+    (PhrasePairFeatures, "tft_elaborate", "ElaborateFeatures"),
+    (PhrasePairFeatures, "tft_simple", "SimpleFeatures"),
+    (LearningRateScheduler, "tft_linear_with_warmup_fraction", "LinearWithWarmupFraction"),
+    (TrainerCallback, "tft_stop_after_decreases", "StopAfterDecreases"),
+    (Subcommand, "tft-export", "Export"),
+]
+
+
+def test_importing_the_package_registers_every_component():
+    for base, name, class_name in REGISTERED:
+        assert base.by_name(name).__name__ == class_name
+
+
+def test_every_tft_registration_is_listed():
+    listed = {(base, name) for base, name, _ in REGISTERED}
+    for base in {base for base, _, _ in REGISTERED}:
+        for name in base.list_available():
+            if name.startswith("tft"):
+                assert (base, name) in listed, name
+
+
+def test_models_name_their_default_predictor():
+    assert Model.by_name("tft_glue_classifier").default_predictor == "tft_sentence_pair"
+    assert Model.by_name("tft_paraphrase_injector").default_predictor == "tft_phrase_pairs"

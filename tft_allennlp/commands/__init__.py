@@ -1,0 +1,1 @@
+from tft_allennlp.commands.export import Export

@@ -1,0 +1,218 @@
+from typing import Any, Dict, List, Optional
+
+import torch
+from allennlp.common import Lazy
+from allennlp.common.checks import ConfigurationError, check_dimensions_match
+from allennlp.data import TextFieldTensors, Vocabulary
+from allennlp.models.model import Model
+from allennlp.modules import TextFieldEmbedder
+from allennlp.modules.span_extractors import SpanExtractor
+from allennlp.nn import InitializerApplicator, util
+from allennlp.training.metrics import CategoricalAccuracy, FBetaMeasure
+
+from tft_allennlp.models.classifier_layer import classifier_layer
+from tft_allennlp.modules.phrase_pair_features import PhrasePairFeatures
+
+
+@Model.register("tft_paraphrase_injector")
+class ParaphraseInjector(Model):
+    """
+    Paraphrasal relation injection (Arase & Tsujii, 2019): a pretrained transformer reads the
+    cross-encoded pair `[CLS] s [SEP] t [SEP]` and is trained with two classifiers at once,
+
+    - sentential: the final `[CLS]` state -> dropout -> linear -> softmax over
+      `paraphrase` / `random` (the `labels` namespace);
+    - phrasal: each phrase pair's source and target spans are pooled by `span_extractor`,
+      combined by `phrase_pair_features`, then dropout -> linear -> softmax over `paraphrase` /
+      `random` / `in_paraphrase` (the `phrase_labels` namespace; two classes in binary mode),
+
+    with loss `L = w_s * Ls + w_p * Lp` (cross-entropy each; `Lp` is averaged over the real
+    phrase pairs of the batch). A weight of 0 removes that head: the paper's ablations
+    +sentence (`phrase: 0`) and +3way-PP / +binary-PP (`sentence: 0`). After training, the
+    encoder is what matters: export it with `allennlp tft-export`.
+
+    Registered as a `Model` with name "tft_paraphrase_injector".
+
+    # Parameters
+
+    vocab : `Vocabulary`
+        Holds the sentence labels (`labels`) and phrase labels (`phrase_labels`).
+    text_field_embedder : `TextFieldEmbedder`
+        Embeds `tokens`, normally a `pretrained_transformer` embedder.
+    span_extractor : `Lazy[SpanExtractor]`
+        Pools a phrase's wordpiece vectors: `tft_max_pooling` (paper) or `tft_mean_pooling`
+        (follow-up). Its `input_dim` defaults to the embedder's output dimension; if given, it
+        must equal it.
+    phrase_pair_features : `PhrasePairFeatures`
+        `tft_elaborate` (`[hs; ht; hs*ht; |hs-ht|]`) or `tft_simple` (`[hs; ht]`).
+    dropout : `float`, optional (default = `0.2`)
+        Dropout before each classifier.
+    loss_weights : `Dict[str, float]`, optional (default = `{"sentence": 1.0, "phrase": 1.0}`)
+    initializer : `InitializerApplicator`, optional
+        If not given, both classifiers are initialised like BERT's (normal, std 0.02; zero bias).
+    """
+
+    default_predictor = "tft_phrase_pairs"
+
+    def __init__(
+        self,
+        vocab: Vocabulary,
+        text_field_embedder: TextFieldEmbedder,
+        span_extractor: Lazy[SpanExtractor],
+        phrase_pair_features: PhrasePairFeatures,
+        dropout: float = 0.2,
+        loss_weights: Optional[Dict[str, float]] = None,
+        initializer: Optional[InitializerApplicator] = None,
+        **kwargs,
+    ) -> None:
+        super().__init__(vocab, **kwargs)
+        self._loss_weights = {"sentence": 1.0, "phrase": 1.0, **(loss_weights or {})}
+        if set(self._loss_weights) != {"sentence", "phrase"}:
+            raise ConfigurationError("loss_weights takes 'sentence' and 'phrase' only.")
+        if not any(weight > 0 for weight in self._loss_weights.values()):
+            raise ConfigurationError("At least one of the loss weights must be positive.")
+        self._text_field_embedder = text_field_embedder
+        hidden_dim = text_field_embedder.get_output_dim()
+        self._span_extractor = span_extractor.construct(input_dim=hidden_dim)
+        self._phrase_pair_features = phrase_pair_features
+        self._dropout = torch.nn.Dropout(dropout)
+        check_dimensions_match(
+            hidden_dim,
+            self._span_extractor.get_input_dim(),
+            "text field embedder output dim",
+            "span extractor input dim",
+        )
+        self._sentence_classifier: Optional[torch.nn.Linear] = None
+        self._phrase_classifier: Optional[torch.nn.Linear] = None
+        self._metrics: Dict[str, Any] = {}
+        if self._loss_weights["sentence"] > 0:
+            self._sentence_classifier = classifier_layer(hidden_dim, vocab.get_vocab_size("labels"))
+            self._metrics["sentence_accuracy"] = CategoricalAccuracy()
+        if self._loss_weights["phrase"] > 0:
+            feature_dim = phrase_pair_features.get_output_dim(self._span_extractor.get_output_dim())
+            num_phrase_labels = vocab.get_vocab_size("phrase_labels")
+            self._phrase_classifier = classifier_layer(feature_dim, num_phrase_labels)
+            self._metrics["phrase_accuracy"] = CategoricalAccuracy()
+            self._metrics["phrase_f1"] = FBetaMeasure(average=None)
+        self._metrics_updated = False
+        if initializer is not None:
+            initializer(self)
+
+    def forward(  # type: ignore
+        self,
+        tokens: TextFieldTensors,
+        source_spans: torch.LongTensor,
+        target_spans: torch.LongTensor,
+        label: Optional[torch.LongTensor] = None,
+        phrase_labels: Optional[torch.LongTensor] = None,
+        metadata: Optional[List[Dict[str, Any]]] = None,
+    ) -> Dict[str, torch.Tensor]:
+        """
+        # Parameters
+
+        tokens : `TextFieldTensors`
+            The wordpieces of `[CLS] s [SEP] t [SEP]`.
+        source_spans : `torch.LongTensor`
+            Shape `(batch_size, num_pairs, 2)`: inclusive wordpiece spans of the source phrases;
+            padding is `(-1, -1)`.
+        target_spans : `torch.LongTensor`
+            Same shape: the target phrase of each pair.
+        label : `torch.LongTensor`, optional
+            Shape `(batch_size,)`: sentence labels.
+        phrase_labels : `torch.LongTensor`, optional
+            Shape `(batch_size, num_pairs)`: phrase-pair labels (-1 on padding).
+        metadata : `List[Dict[str, Any]]`, optional
+            From the reader; unused by the computation.
+
+        # Returns
+
+        `sentence_probs` `(batch_size, num_labels)`, `phrase_probs`
+        `(batch_size, num_pairs, num_phrase_labels)` and `phrase_mask` `(batch_size, num_pairs)`
+        for the heads that exist, and `loss` when labels are given.
+        """
+        # Shape: (batch_size, num_wordpieces, hidden_dim)
+        embedded = self._text_field_embedder(tokens)
+        # Shape: (batch_size, num_wordpieces)
+        token_mask = util.get_text_field_mask(tokens)
+        output: Dict[str, torch.Tensor] = {}
+        losses: Dict[str, torch.Tensor] = {}
+
+        if self._sentence_classifier is not None:
+            # Shape: (batch_size, num_labels)
+            sentence_logits = self._sentence_classifier(self._dropout(embedded[:, 0, :]))
+            output["sentence_logits"] = sentence_logits
+            output["sentence_probs"] = torch.softmax(sentence_logits, dim=-1)
+            if label is not None:
+                losses["sentence"] = torch.nn.functional.cross_entropy(sentence_logits, label)
+                self._metrics["sentence_accuracy"](sentence_logits, label)
+
+        if self._phrase_classifier is not None:
+            # Shape: (batch_size, num_pairs)
+            phrase_mask = source_spans[:, :, 0] >= 0
+            # Shape: (batch_size, num_pairs, pooled_dim)
+            source_vectors = self._span_extractor(embedded, source_spans, token_mask, phrase_mask)
+            target_vectors = self._span_extractor(embedded, target_spans, token_mask, phrase_mask)
+            # Shape: (batch_size, num_pairs, feature_dim)
+            features = self._phrase_pair_features(source_vectors, target_vectors)
+            # Shape: (batch_size, num_pairs, num_phrase_labels)
+            phrase_logits = self._phrase_classifier(self._dropout(features))
+            output["phrase_logits"] = phrase_logits
+            output["phrase_probs"] = torch.softmax(phrase_logits, dim=-1)
+            output["phrase_mask"] = phrase_mask
+            if phrase_labels is not None:
+                if phrase_mask.any():
+                    losses["phrase"] = torch.nn.functional.cross_entropy(
+                        phrase_logits[phrase_mask], phrase_labels[phrase_mask]
+                    )
+                else:
+                    # Keep the graph connected (DDP) when a batch has no phrase pairs.
+                    losses["phrase"] = phrase_logits.sum() * 0.0
+                self._metrics["phrase_accuracy"](phrase_logits, phrase_labels, phrase_mask)
+                self._metrics["phrase_f1"](phrase_logits, phrase_labels, phrase_mask)
+
+        if losses:
+            output["loss"] = sum(self._loss_weights[name] * loss for name, loss in losses.items())
+            self._metrics_updated = True
+        return output
+
+    def make_output_human_readable(
+        self, output_dict: Dict[str, torch.Tensor]
+    ) -> Dict[str, torch.Tensor]:
+        """
+        Adds `sentence_label` and, per example, `phrase_labels` and `phrase_paraphrase_probs`
+        for its real phrase pairs (padding removed).
+        """
+        if "sentence_probs" in output_dict:
+            output_dict["sentence_label"] = [  # type: ignore
+                self.vocab.get_token_from_index(index, "labels")
+                for index in output_dict["sentence_probs"].argmax(-1).tolist()
+            ]
+        if "phrase_probs" in output_dict:
+            paraphrase = self.vocab.get_token_index("paraphrase", "phrase_labels")
+            labels, probabilities = [], []
+            for probs, mask in zip(output_dict["phrase_probs"], output_dict["phrase_mask"]):
+                real = probs[mask]
+                labels.append(
+                    [self.vocab.get_token_from_index(i, "phrase_labels") for i in real.argmax(-1).tolist()]
+                )
+                probabilities.append(real[:, paraphrase].tolist())
+            output_dict["phrase_labels"] = labels  # type: ignore
+            output_dict["phrase_paraphrase_probs"] = probabilities  # type: ignore
+        return output_dict
+
+    def get_metrics(self, reset: bool = False) -> Dict[str, float]:
+        metrics: Dict[str, float] = {}
+        if not self._metrics_updated:
+            return {name: 0.0 for name in self._metrics if name != "phrase_f1"}
+        for name, metric in self._metrics.items():
+            if name == "phrase_f1":
+                f1 = metric.get_metric(reset)["fscore"]
+                for index, value in enumerate(f1):
+                    label = self.vocab.get_token_from_index(index, "phrase_labels")
+                    metrics[f"phrase_f1_{label}"] = float(value)
+            else:
+                metrics[name] = float(metric.get_metric(reset))
+        if reset:
+            self._metrics_updated = False
+        return metrics
+

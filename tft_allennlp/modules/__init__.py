@@ -1,0 +1,1 @@
+from tft_allennlp.modules import phrase_pair_features, span_extractors

@@ -1,0 +1,1 @@
+from tft_allennlp.training.callbacks.stop_after_decreases import StopAfterDecreases

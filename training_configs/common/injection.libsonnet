@@ -1,0 +1,62 @@
+// Paraphrasal relation injection (Arase & Tsujii, 2019, Algorithm 4.1): a pretrained BERT learns
+// to tell paraphrase sentence pairs from random ones and aligned phrase pairs from random and
+// in-paraphrase ones, before GLUE fine-tuning. Paper settings: Adam lr 5e-5, batch 100, dropout
+// 0.2, early stopping at the second decrease of the dev phrasal accuracy.
+//
+// Environment variables (defaults set by the tft_allennlp plugin):
+//   TFT_MODEL              hub name or local checkpoint directory (default bert-base-uncased)
+//   TFT_PARAPHRASE_CORPUS  aligned paraphrase pairs, JSON lines (README: "The aligned corpus");
+//                          a held-out 5% of its lines (seeded) is the validation set.
+// Very large corpora: validate every N batches with `-o '{"data_loader.batches_per_epoch": N}'`.
+local model_name = std.extVar('TFT_MODEL');
+local corpus = std.extVar('TFT_PARAPHRASE_CORPUS');
+
+// pooling: span extractor type; features: phrase-pair feature type; binary: 2-way phrase labels;
+// loss_weights: {sentence, phrase}, 0 removes a head (ablations); stop_metric: the validation
+// metric of the early-stopping rule.
+function(pooling, features, binary=false, loss_weights={ sentence: 1.0, phrase: 1.0 },
+         stop_metric='phrase_accuracy') {
+  local reader = {
+    type: 'tft_aligned_paraphrases',
+    tokenizer: { type: 'pretrained_transformer', model_name: model_name, add_special_tokens: false },
+    token_indexers: { tokens: { type: 'pretrained_transformer', model_name: model_name } },
+    max_length: 128,
+    random_pairs_per_paraphrase: 1,
+    binary: binary,
+    validation_fraction: 0.05,
+    seed: 13370,
+  },
+  dataset_reader: reader { part: 'train' },
+  validation_dataset_reader: reader { part: 'validation' },
+  train_data_path: corpus,
+  validation_data_path: corpus,
+  model: {
+    type: 'tft_paraphrase_injector',
+    text_field_embedder: {
+      token_embedders: {
+        tokens: {
+          type: 'pretrained_transformer',
+          model_name: model_name,
+          transformer_kwargs: { add_pooling_layer: false },
+        },
+      },
+    },
+    // input_dim comes from the embedder.
+    span_extractor: { type: pooling },
+    phrase_pair_features: { type: features },
+    dropout: 0.2,
+    loss_weights: loss_weights,
+  },
+  data_loader: { batch_size: 100, shuffle: true },
+  validation_data_loader: { batch_size: 100, shuffle: false },
+  trainer: {
+    num_epochs: 20,
+    optimizer: { type: 'adam', lr: 5e-5 },
+    grad_norm: 1.0,
+    validation_metric: '+' + stop_metric,
+    callbacks: [
+      { type: 'console_logger', should_log_inputs: false },
+      { type: 'tft_stop_after_decreases', metric: stop_metric, decreases: 2 },
+    ],
+  },
+}

@@ -1,0 +1,4 @@
+// Ablation +binary-PP: the phrasal head alone, paraphrase / in-paraphrase.
+// Base recipe and variables: ../common/injection.libsonnet
+local injection = import '../common/injection.libsonnet';
+injection(pooling='tft_max_pooling', features='tft_elaborate', binary=true, loss_weights={ sentence: 0.0, phrase: 1.0 })
