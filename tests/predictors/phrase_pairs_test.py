@@ -69,11 +69,23 @@ def test_inventories_are_scored_pairwise_and_batches_agree(injected):
     assert batch[0]["paraphrase_probability"] == pytest.approx(single["paraphrase_probability"], abs=1e-5)
 
 
+def test_without_phrases_the_aligner_supplies_them(injected):
+    _, archive = injected
+    predictor = Predictor.from_path(archive)
+    output = predictor.predict_json(
+        {"sentence1": "A man is playing a flute.", "sentence2": "A man plays the flute."}
+    )
+    # The aligner's phrases: 6 in each sentence (see tests/alignment), all 36 combinations.
+    pairs = [(p["source"], p["target"]) for p in output["phrase_pairs"]]
+    assert len(pairs) == 36
+    assert ("is playing a flute", "plays the flute") in pairs and ("man", "flute") in pairs
+
+
 def test_bad_requests(injected):
     _, archive = injected
     predictor = Predictor.from_path(archive)
     with pytest.raises(ValueError, match="phrase_pairs"):
-        predictor.predict_json({"sentence1": "A b.", "sentence2": "C d."})
+        predictor.predict_json({"sentence1": "A b.", "sentence2": "C d.", "source_phrases": []})
     with pytest.raises(ValueError, match="outside 2 words"):
         predictor.predict_json({"source": ["a", "b"], "target": ["c"], "phrase_pairs": [[[0, 2], [0, 0]]]})
 

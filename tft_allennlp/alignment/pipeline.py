@@ -54,13 +54,26 @@ class Aligner:
             similarity = self._embedder.similarity(source.words, target.words)
         return align(source, target, similarity, self._threshold)
 
-    def align_texts(self, pairs: Sequence[Tuple[int, str, str]]) -> List[str]:
-        """JSON lines for a batch of `(line_number, sentence1, sentence2)`."""
-        parsed = self.parse_text([text for _, s1, s2 in pairs for text in (s1, s2)])
+    def align_texts(self, pairs: Sequence[Tuple[int, str, str]]) -> List[Tuple[int, str]]:
+        """
+        `(line_number, JSON line)` for a batch of `(line_number, sentence1, sentence2)`; the
+        JSON line is `{"error": ...}` for a pair whose parsing or alignment failed.
+        """
+        texts = [text for _, first, second in pairs for text in (first, second)]
+        try:
+            parsed = self.parse_text(texts)
+        except Exception as error:
+            if len(pairs) == 1:
+                return [(pairs[0][0], json.dumps({"error": f"parsing failed: {error!r}"}))]
+            # Find the pair that fails by parsing the pairs one by one.
+            return [result for pair in pairs for result in self.align_texts([pair])]
         lines = []
         for index, (number, _, _) in enumerate(pairs):
-            record = self.align(parsed[2 * index], parsed[2 * index + 1])
-            lines.append(json.dumps({**record, "line": number}))
+            try:
+                record = self.align(parsed[2 * index], parsed[2 * index + 1])
+                lines.append((number, json.dumps({**record, "line": number})))
+            except Exception as error:
+                lines.append((number, json.dumps({"error": f"alignment failed: {error!r}"})))
         return lines
 
 
@@ -121,7 +134,7 @@ def _start_worker(arguments: Tuple) -> None:
     _worker_aligner = Aligner(*arguments)
 
 
-def _align_in_worker(pairs: Sequence[Tuple[int, str, str]]) -> List[str]:
+def _align_in_worker(pairs: Sequence[Tuple[int, str, str]]) -> List[Tuple[int, str]]:
     assert _worker_aligner is not None
     return _worker_aligner.align_texts(pairs)
 
@@ -133,9 +146,10 @@ def align_stream(
     batch_size: int = 64,
     embeddings: Optional[str] = None,
     similarity_threshold: float = 0.5,
-) -> Iterator[str]:
+) -> Iterator[Tuple[int, str]]:
     """
-    Yields one JSON line per input pair, in input order. With `workers > 1`, batches of
+    Yields `(line_number, JSON line)` per input pair, in input order (see
+    `Aligner.align_texts`). With `workers > 1`, batches of
     `batch_size` pairs go to worker processes, at most `2 * workers` batches in flight, so
     memory does not grow with the input.
     """

@@ -98,9 +98,12 @@ def align_file(
     written = phrases = alignments = 0
     with open(output_path, "w", encoding="utf-8") as output:
         lines = align_stream(pairs, spacy_model, workers, batch_size, embeddings, similarity_threshold)
-        for line in Tqdm.tqdm(lines, desc="aligning", unit=" pairs"):
-            output.write(line + "\n")
+        for number, line in Tqdm.tqdm(lines, desc="aligning", unit=" pairs"):
             record = json.loads(line)
+            if "error" in record:
+                problems.reject(number, record["error"])
+                continue
+            output.write(line + "\n")
             written += 1
             phrases += len(record["source_phrases"]) + len(record["target_phrases"])
             alignments += len(record["alignments"])

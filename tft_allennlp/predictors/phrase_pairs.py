@@ -18,7 +18,9 @@ class PhrasePairsPredictor(Predictor):
     Input, one JSON object per line: the sentences as text (`sentence1`, `sentence2`, split
     into words and punctuation) or as word lists (`source`, `target`), and the phrases, as word
     spans (inclusive), either as explicit pairs or as one inventory per side, all of whose
-    combinations are scored:
+    combinations are scored. Without phrases, the syntactic phrases that `allennlp tft-align`
+    finds (spaCy's `en_core_web_sm`, which must be installed) are paired in all combinations,
+    and text is split into words by spaCy:
 
         {"sentence1": "A man is playing a flute .", "sentence2": "A man plays the flute .",
          "phrase_pairs": [[[3, 5], [2, 4]], [[0, 1], [3, 4]]]}
@@ -33,6 +35,8 @@ class PhrasePairsPredictor(Predictor):
     """
 
     def _json_to_instance(self, json_dict: JsonDict) -> Instance:
+        if not any(key in json_dict for key in ("phrase_pairs", "source_phrases", "target_phrases")):
+            json_dict = {**json_dict, **self._syntactic_phrases(json_dict)}
         source = _words(json_dict, "source", "sentence1")
         target = _words(json_dict, "target", "sentence2")
         if "phrase_pairs" in json_dict:
@@ -53,6 +57,27 @@ class PhrasePairsPredictor(Predictor):
                 if not 0 <= start <= end < len(words):
                     raise ValueError(f"Span [{start}, {end}] is outside {len(words)} words.")
         return self._dataset_reader.text_to_instance(source, target, pairs)  # type: ignore
+
+    def _syntactic_phrases(self, json_dict: JsonDict) -> JsonDict:
+        """Words and phrase inventories of both sentences from the aligner's parser."""
+        from tft_allennlp.alignment.pipeline import Aligner
+
+        if getattr(self, "_aligner", None) is None:
+            self._aligner = Aligner("en_core_web_sm")
+        parsed = {}
+        for side, words_key, text_key in (("source", "source", "sentence1"), ("target", "target", "sentence2")):
+            if words_key in json_dict:
+                parsed[side] = self._aligner.parse_words(list(json_dict[words_key]))
+            elif text_key in json_dict:
+                parsed[side] = self._aligner.parse_text([json_dict[text_key]])[0]
+            else:
+                raise ValueError(f"Expected {words_key!r} (a list of words) or {text_key!r} (text).")
+        return {
+            "source": parsed["source"].words,
+            "target": parsed["target"].words,
+            "source_phrases": parsed["source"].phrases,
+            "target_phrases": parsed["target"].phrases,
+        }
 
     def predict_instance(self, instance: Instance) -> JsonDict:
         self._dataset_reader.apply_token_indexers(instance)
