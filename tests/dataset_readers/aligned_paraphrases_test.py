@@ -8,6 +8,7 @@ from allennlp.common import Params
 from allennlp.data import DatasetReader
 
 from tests import FIXTURES_ROOT
+from tests.sharding import read_shards
 from tests.tiny_bert import WORDS
 from tft_allennlp.common.input_problems import MalformedInputError
 
@@ -208,21 +209,11 @@ def test_train_and_validation_parts_split_the_corpus():
 
 
 def test_sharding_reads_each_pair_once_with_the_same_negatives(monkeypatch):
-    from allennlp.data.dataset_readers import dataset_reader as reader_module
-    from allennlp.data.dataset_readers.dataset_reader import WorkerInfo
-
     expected = sorted(summary(i) for i in build_reader(buffer_size=3).read(CORPUS))
-    seen = []
-    monkeypatch.setattr(reader_module.util, "is_distributed", lambda: True)
-    monkeypatch.setattr(reader_module.dist, "get_world_size", lambda: 2)
-    for rank in range(2):
-        monkeypatch.setattr(reader_module.dist, "get_rank", lambda: rank)
-        for worker in range(2):
-            reader = build_reader(buffer_size=3)
-            reader._set_worker_info(WorkerInfo(2, worker))
-            seen.extend(summary(i) for i in reader.read(CORPUS))
-    monkeypatch.undo()
-    assert sorted(seen) == expected
+    shards = read_shards(monkeypatch, lambda: build_reader(buffer_size=3), CORPUS)
+    # 12 lines in 4 blocks of 3: one block each, paraphrase + random instance per line.
+    assert [len(shard) for shard in shards] == [6, 6, 6, 6]
+    assert sorted(summary(i) for shard in shards for i in shard) == expected
 
 
 def test_a_last_block_of_one_line_joins_the_previous_block():

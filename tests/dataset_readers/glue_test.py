@@ -8,6 +8,7 @@ from allennlp.data import DatasetReader
 from allennlp.data.fields import LabelField, TensorField
 
 from tests import FIXTURES_ROOT
+from tests.sharding import read_shards
 from tft_allennlp.common.input_problems import MalformedInputError
 
 GLUE = FIXTURES_ROOT / "glue"
@@ -201,22 +202,10 @@ def test_test_file_indexes_are_kept():
 
 def test_sharding_reads_each_instance_exactly_once(monkeypatch):
     """Two distributed ranks x two loader workers: every row is read by exactly one of them."""
-    from allennlp.data.dataset_readers import dataset_reader as reader_module
-    from allennlp.data.dataset_readers.dataset_reader import WorkerInfo
-
     path = str(GLUE / "MRPC/train.tsv")
-    seen = []
-    monkeypatch.setattr(reader_module.util, "is_distributed", lambda: True)
-    monkeypatch.setattr(reader_module.dist, "get_world_size", lambda: 2)
-    for rank in range(2):
-        monkeypatch.setattr(reader_module.dist, "get_rank", lambda: rank)
-        for worker in range(2):
-            reader = build_reader("mrpc")
-            reader._set_worker_info(WorkerInfo(2, worker))
-            shard = [i["metadata"]["index"] for i in reader.read(path)]
-            assert len(shard) in (2, 3)
-            seen.extend(shard)
-    monkeypatch.undo()
+    shards = read_shards(monkeypatch, lambda: build_reader("mrpc"), path)
+    assert [len(shard) for shard in shards] == [3, 2, 3, 2]
+    seen = [i["metadata"]["index"] for shard in shards for i in shard]
     expected = [i["metadata"]["index"] for i in build_reader("mrpc").read(path)]
     assert sorted(seen) == sorted(expected)
     assert len(seen) == len(set(seen)) == 10
