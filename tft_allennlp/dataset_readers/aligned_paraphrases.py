@@ -265,9 +265,9 @@ class AlignedParaphrasesReader(DatasetReader):
         """Draws the random partners of `pairs[position]`: other pairs with another target."""
         target = pairs[position].target
         candidates = [i for i in range(len(pairs)) if i != position and pairs[i].target != target]
-        if len(candidates) < self._random_pairs:
-            self._counts["random pairs missing (no partner in the block)"] += self._random_pairs
-            self._counts["random pairs missing (no partner in the block)"] -= len(candidates)
+        missing = self._random_pairs - len(candidates)
+        if missing > 0:
+            self._counts["random pairs missing (no partner in the block)"] += missing
         chosen = rng.sample(candidates, min(self._random_pairs, len(candidates)))
         return [pairs[i] for i in chosen]
 
@@ -427,6 +427,9 @@ class AlignedParaphrasesReader(DatasetReader):
     def _encode(self, words: List[str]) -> _Encoded:
         key = tuple(words)
         if key not in self._encoded:
+            if len(self._encoded) >= 4 * self._buffer_size:
+                # Reading clears the cache per block; this bounds it for prediction.
+                self._encoded.clear()
             encoding = self._tokenizer.tokenizer(
                 list(words), is_split_into_words=True, add_special_tokens=False
             )
