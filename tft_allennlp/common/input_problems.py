@@ -69,23 +69,37 @@ def read_lines(
 ) -> Iterator[Tuple[int, str]]:
     """
     Streams a UTF-8 text file as `(line_number, text)` pairs, line numbers starting at 1 and
-    line endings removed. A UTF-8 byte-order mark at the start is dropped (GLUE's MRPC files
-    have one). A line that is not valid UTF-8, or longer than `max_line_chars`, goes to
-    `problems`.
+    line endings removed; lines that `decode_line` rejects are left out.
     """
-    with open(path, "rb") as handle:
-        for line_number, raw in enumerate(handle, start=1):
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as error:
-                problems.reject(line_number, f"invalid UTF-8: {error.reason} at byte {error.start}")
-                continue
-            if line_number == 1 and text.startswith("\ufeff"):
-                text = text[1:]
-            text = text.rstrip("\r\n")
-            if max_line_chars is not None and len(text) > max_line_chars:
-                problems.reject(
-                    line_number, f"line too long: {len(text)} characters > {max_line_chars}"
-                )
-                continue
+    for line_number, raw in read_raw_lines(path):
+        text = decode_line(line_number, raw, problems, max_line_chars)
+        if text is not None:
             yield line_number, text
+
+
+def read_raw_lines(path: str) -> Iterator[Tuple[int, bytes]]:
+    """Streams a file as `(line_number, bytes)` pairs, for readers that decode lines later."""
+    with open(path, "rb") as handle:
+        yield from enumerate(handle, start=1)
+
+
+def decode_line(
+    line_number: int, raw: bytes, problems: InputProblems, max_line_chars: Optional[int] = None
+) -> Optional[str]:
+    """
+    The text of one line without its line ending, or None after reporting it to `problems`:
+    invalid UTF-8, or longer than `max_line_chars`. A UTF-8 byte-order mark at the start of
+    line 1 is dropped (GLUE's MRPC files have one).
+    """
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        problems.reject(line_number, f"invalid UTF-8: {error.reason} at byte {error.start}")
+        return None
+    if line_number == 1 and text.startswith("\ufeff"):
+        text = text[1:]
+    text = text.rstrip("\r\n")
+    if max_line_chars is not None and len(text) > max_line_chars:
+        problems.reject(line_number, f"line too long: {len(text)} characters > {max_line_chars}")
+        return None
+    return text

@@ -11,7 +11,7 @@ from allennlp.data.fields import Field, LabelField, ListField, MetadataField, Sp
 from allennlp.data.token_indexers import PretrainedTransformerIndexer
 from allennlp.data.tokenizers import PretrainedTransformerTokenizer
 
-from tft_allennlp.common.input_problems import InputProblems, read_lines
+from tft_allennlp.common.input_problems import InputProblems, decode_line, read_raw_lines
 from tft_allennlp.common.truncation import longest_first
 
 logger = logging.getLogger(__name__)
@@ -203,11 +203,11 @@ class AlignedParaphrasesReader(DatasetReader):
     def _read(self, file_path: str) -> Iterable[Instance]:
         problems = InputProblems(file_path, self._lenient)
         self._counts.clear()
-        lines = read_lines(cached_path(file_path), problems)
+        lines = read_raw_lines(cached_path(file_path))
         for block in self.shard_iterable(self._blocks(lines)):
             pairs = [
                 pair
-                for pair in (self._parse(number, text, problems) for number, text in block)
+                for pair in (self._parse(number, raw, problems) for number, raw in block)
                 if pair is not None and self._in_part(pair.line_number)
             ]
             self._encoded.clear()
@@ -220,17 +220,18 @@ class AlignedParaphrasesReader(DatasetReader):
         self._log_counts(file_path)
         problems.log_summary("lines")
 
-    def _blocks(self, lines: Iterator[Tuple[int, str]]) -> Iterator[List[Tuple[int, str]]]:
+    def _blocks(self, lines: Iterator[Tuple[int, bytes]]) -> Iterator[List[Tuple[int, bytes]]]:
         """
         Groups the non-blank lines into blocks of `buffer_size`; a last block of a single line,
-        which would have no random partner, joins the one before.
+        which would have no random partner, joins the one before. Lines stay undecoded: only the
+        worker that owns a block decodes and parses it.
         """
-        held: List[Tuple[int, str]] = []
-        block: List[Tuple[int, str]] = []
-        for number, text in lines:
-            if not text.strip():
+        held: List[Tuple[int, bytes]] = []
+        block: List[Tuple[int, bytes]] = []
+        for number, raw in lines:
+            if not raw.strip():
                 continue
-            block.append((number, text))
+            block.append((number, raw))
             if len(block) == self._buffer_size:
                 if held:
                     yield held
@@ -247,7 +248,10 @@ class AlignedParaphrasesReader(DatasetReader):
         draw = random.Random(f"split:{self._seed}:{line_number}").random()
         return (draw < self._validation_fraction) == (self._part == "validation")
 
-    def _parse(self, number: int, text: str, problems: InputProblems) -> Optional[AlignedPair]:
+    def _parse(self, number: int, raw: bytes, problems: InputProblems) -> Optional[AlignedPair]:
+        text = decode_line(number, raw, problems)
+        if text is None:
+            return None
         try:
             record = json.loads(text)
         except json.JSONDecodeError as error:
