@@ -3,6 +3,7 @@ The inputs of `allennlp tft-align`: sentence pairs from a two-column TSV, GLUE's
 JSON lines, streamed with their line numbers.
 """
 import collections
+import itertools
 import json
 from typing import Iterator, Optional, Tuple
 
@@ -40,7 +41,7 @@ def read_sentence_pairs(
     elif first[1].split("\t") == MRPC_HEADER:
         layout = "mrpc"
     if layout == "jsonl" or first[1].split("\t") not in (TSV_HEADER, MRPC_HEADER):
-        lines = _chain(first, lines)
+        lines = itertools.chain([first], lines)
     for number, text in lines:
         if not text.strip():
             if layout == "jsonl":
@@ -96,7 +97,3 @@ def _parse(number: int, text: str, layout: str, problems: InputProblems) -> Opti
         return fields[0], fields[3], fields[4]
     return fields[0], fields[1]
 
-
-def _chain(first, rest):
-    yield first
-    yield from rest

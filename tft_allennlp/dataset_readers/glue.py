@@ -1,3 +1,4 @@
+import itertools
 import logging
 import random
 from typing import Dict, Iterable, Iterator, List, NamedTuple, Optional, Tuple, Union
@@ -7,6 +8,7 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.common.file_utils import cached_path
 from allennlp.data import DatasetReader, Instance, Token, TokenIndexer, Tokenizer
 from allennlp.data.fields import Field, LabelField, MetadataField, TensorField, TextField
+from allennlp.data.token_indexers import PretrainedTransformerIndexer
 from allennlp.data.tokenizers import PretrainedTransformerTokenizer
 
 from tft_allennlp.common.glue_tasks import GlueTask, get_glue_task
@@ -96,11 +98,9 @@ class GlueTsvReader(DatasetReader):
                 "the reader adds [CLS]/[SEP] itself when it joins the two sentences."
             )
         self._tokenizer = tokenizer
-        if token_indexers is None:
-            from allennlp.data.token_indexers import PretrainedTransformerIndexer
-
-            token_indexers = {"tokens": PretrainedTransformerIndexer(tokenizer._model_name)}
-        self._token_indexers = token_indexers
+        self._token_indexers = token_indexers or {
+            "tokens": PretrainedTransformerIndexer(tokenizer._model_name)
+        }
         if self._task.is_pair:
             num_special = tokenizer.num_special_tokens_for_pair()
         else:
@@ -172,7 +172,7 @@ class GlueTsvReader(DatasetReader):
             columns: Tuple[str, ...] = tuple(fields)
         elif task.headerless_columns is not None and len(fields) == len(task.headerless_columns):
             columns = task.headerless_columns
-            lines = _prepend(first, lines)
+            lines = itertools.chain([first], lines)
         else:
             raise ConfigurationError(
                 f"{problems.source}:{line_number}: expected a {task.name} header with a "
@@ -271,7 +271,3 @@ class GlueTsvReader(DatasetReader):
     def apply_token_indexers(self, instance: Instance) -> None:
         instance["tokens"].token_indexers = self._token_indexers  # type: ignore
 
-
-def _prepend(first: Tuple[int, str], rest: Iterator[Tuple[int, str]]) -> Iterator[Tuple[int, str]]:
-    yield first
-    yield from rest
