@@ -25,7 +25,9 @@ class Export(Subcommand):
             "checkpoint (config, safetensors weights, tokenizer files)."
         )
         subparser = parser.add_parser(self.name, description=description, help=description)
-        subparser.add_argument("archive_file", help="model.tar.gz (or serialization directory)")
+        subparser.add_argument(
+            "archive_file", help="model.tar.gz, or a serialization directory (uses best.th)"
+        )
         subparser.add_argument("output_dir", help="where to write the checkpoint")
         subparser.add_argument(
             "--weights-file", help="a weights file to use instead of the archive's best.th"
