@@ -41,7 +41,10 @@ class GlueClassifier(Model):
     seq2vec_encoder : `Seq2VecEncoder`, optional (default = `None`)
         How the sequence becomes one vector. By default the final `[CLS]` state, as in the
         paper; `{"type": "bert_pooler", "pretrained_model": ...}` adds BERT's pretrained
-        tanh pooler, as Hugging Face's `BertForSequenceClassification` does.
+        tanh pooler, as Hugging Face's `BertForSequenceClassification` does. AllenNLP keeps one
+        copy of each model per process, so then also drop the base config's
+        `transformer_kwargs: {add_pooling_layer: false}` from the embedder, or the pooler is
+        missing.
     dropout : `float`, optional (default = `0.1`)
         Dropout on the `[CLS]` vector, as in BERT.
     label_namespace : `str`, optional (default = `"labels"`)
