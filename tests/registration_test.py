@@ -24,6 +24,7 @@ REGISTERED = [
     (PhrasePairFeatures, "tft_simple", "SimpleFeatures"),
     (LearningRateScheduler, "tft_linear_with_warmup_fraction", "LinearWithWarmupFraction"),
     (TrainerCallback, "tft_stop_after_decreases", "StopAfterDecreases"),
+    (TrainerCallback, "tft_rng_checkpoint", "RngCheckpoint"),
     (Subcommand, "tft-export", "Export"),
     (Subcommand, "tft-align", "Align"),
 ]

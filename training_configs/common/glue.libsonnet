@@ -55,6 +55,10 @@ function(task, directory, validation_metric, dev='dev.tsv') {
     learning_rate_scheduler: { type: 'tft_linear_with_warmup_fraction', warmup_fraction: 0.1 },
     grad_norm: 1.0,
     validation_metric: validation_metric,
-    callbacks: [{ type: 'console_logger', should_log_inputs: false }],
+    // tft_rng_checkpoint: `--recover` after a crash ends exactly where an uninterrupted run would.
+    callbacks: [
+      { type: 'console_logger', should_log_inputs: false },
+      { type: 'tft_rng_checkpoint' },
+    ],
   },
 }

@@ -57,6 +57,7 @@ function(pooling, features, binary=false, loss_weights={ sentence: 1.0, phrase: 
     callbacks: [
       { type: 'console_logger', should_log_inputs: false },
       { type: 'tft_stop_after_decreases', metric: stop_metric, decreases: 2 },
+      { type: 'tft_rng_checkpoint' },
     ],
   },
 }

@@ -1,1 +1,2 @@
+from tft_allennlp.training.callbacks.rng_checkpoint import RngCheckpoint
 from tft_allennlp.training.callbacks.stop_after_decreases import StopAfterDecreases
