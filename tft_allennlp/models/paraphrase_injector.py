@@ -7,7 +7,9 @@ from allennlp.data import TextFieldTensors, Vocabulary
 from allennlp.models.model import Model
 from allennlp.modules import TextFieldEmbedder
 from allennlp.modules.span_extractors import SpanExtractor
+from allennlp.common.util import is_distributed
 from allennlp.nn import InitializerApplicator, util
+from allennlp.nn.util import dist_reduce_sum
 from allennlp.training.metrics import CategoricalAccuracy, FBetaMeasure
 
 from tft_allennlp.models.classifier_layer import classifier_layer
@@ -27,7 +29,7 @@ class ParaphraseInjector(Model):
       `random` / `in_paraphrase` (the `phrase_labels` namespace; two classes in binary mode),
 
     with loss `L = w_s * Ls + w_p * Lp` (cross-entropy each; `Lp` is averaged over the real
-    phrase pairs of the batch). A weight of 0 removes that head: the paper's ablations
+    phrase pairs of the batch, across all workers in distributed training). A weight of 0 removes that head: the paper's ablations
     +sentence (`phrase: 0`) and +3way-PP / +binary-PP (`sentence: 0`). After training, the
     encoder is what matters: export it with `allennlp tft-export`.
 
@@ -160,13 +162,7 @@ class ParaphraseInjector(Model):
             output["phrase_probs"] = torch.softmax(phrase_logits, dim=-1)
             output["phrase_mask"] = phrase_mask
             if phrase_labels is not None:
-                if phrase_mask.any():
-                    losses["phrase"] = torch.nn.functional.cross_entropy(
-                        phrase_logits[phrase_mask], phrase_labels[phrase_mask]
-                    )
-                else:
-                    # Keep the graph connected (DDP) when a batch has no phrase pairs.
-                    losses["phrase"] = phrase_logits.sum() * 0.0
+                losses["phrase"] = self._phrase_loss(phrase_logits, phrase_labels, phrase_mask)
                 self._metrics["phrase_accuracy"](phrase_logits, phrase_labels, phrase_mask)
                 self._metrics["phrase_f1"](phrase_logits, phrase_labels, phrase_mask)
 
@@ -174,6 +170,25 @@ class ParaphraseInjector(Model):
             output["loss"] = sum(self._loss_weights[name] * loss for name, loss in losses.items())
             self._metrics_updated = True
         return output
+
+    def _phrase_loss(
+        self, logits: torch.Tensor, labels: torch.LongTensor, mask: torch.BoolTensor
+    ) -> torch.Tensor:
+        """
+        Cross-entropy averaged over the real phrase pairs of the batch. In distributed training
+        the batch is the union of the workers' batches: each worker divides its sum by the mean
+        number of pairs per worker, so that DDP's average of the workers' gradients is the
+        gradient of the mean over all pairs, as in a single process with the whole batch.
+        """
+        # Shape: (num_real_pairs,)
+        pair_losses = torch.nn.functional.cross_entropy(logits[mask], labels[mask], reduction="none")
+        # Summing over no pairs still keeps the graph connected, as DDP requires.
+        total = pair_losses.sum() + logits.sum() * 0.0
+        count = mask.sum().float()
+        if self.training and is_distributed():
+            # Every worker runs the same number of training steps, so this collective is safe.
+            count = dist_reduce_sum(count) / torch.distributed.get_world_size()
+        return total / count.clamp(min=1.0)
 
     def make_output_human_readable(
         self, output_dict: Dict[str, torch.Tensor]

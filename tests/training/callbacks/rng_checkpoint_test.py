@@ -1,15 +1,14 @@
 import io
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 import torch
 from allennlp.common import Params
 from allennlp.training.callbacks import TrainerCallback
 
-from tests import CONFIGS_ROOT, PROJECT_ROOT
+from tests import CONFIGS_ROOT
+from tests.allennlp_cli import allennlp_train, write_config
 
 
 def build(tmp_path):
@@ -50,30 +49,24 @@ RUNS = {
 }
 
 
-def write_config(path, config, overrides, kill_at=None):
-    params = Params.from_file(str(config), json.dumps(overrides)).as_dict(quiet=True)
-    params["trainer"]["checkpointer"] = {"save_every_num_batches": 1}
-    if kill_at is not None:
-        params["trainer"]["callbacks"].append({"type": "test_sigkill", "epoch": kill_at[0], "batch": kill_at[1]})
-    path.write_text(json.dumps(params))
-    return path
+def write_run_config(path, config, overrides, kill_at=None):
+    def edit(params):
+        params["trainer"]["checkpointer"] = {"save_every_num_batches": 1}
+        if kill_at is not None:
+            kill = {"type": "test_sigkill", "epoch": kill_at[0], "batch": kill_at[1]}
+            params["trainer"]["callbacks"].append(kill)
 
-
-def allennlp_train(config, serialization_dir, *flags):
-    command = [sys.executable, "-m", "allennlp", "train", str(config), "-s", str(serialization_dir),
-               "--include-package", "tests.training.callbacks.sigkill", *flags]
-    return subprocess.run(command, cwd=PROJECT_ROOT, capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(PROJECT_ROOT)})
+    return write_config(path, config, overrides, edit)
 
 
 @pytest.mark.parametrize("run", sorted(RUNS))
 def test_sigkill_mid_epoch_then_recover_ends_like_an_uninterrupted_run(run, tmp_path):
     config, overrides = RUNS[run]
-    plain = allennlp_train(write_config(tmp_path / "plain.json", config, overrides), tmp_path / "plain")
+    plain = allennlp_train(write_run_config(tmp_path / "plain.json", config, overrides), tmp_path / "plain")
     assert plain.returncode == 0, plain.stderr[-3000:]
 
     # Killed in the middle of the second epoch, after its first checkpoint of that epoch.
-    killed_config = write_config(tmp_path / "killed.json", config, overrides, kill_at=(1, 2))
+    killed_config = write_run_config(tmp_path / "killed.json", config, overrides, kill_at=(1, 2))
     killed = allennlp_train(killed_config, tmp_path / "killed")
     assert killed.returncode == -9
     checkpoints = sorted(os.listdir(tmp_path / "killed"))
