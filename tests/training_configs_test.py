@@ -54,3 +54,19 @@ def test_injection_config_carries_the_paper_settings(config):
     assert params["trainer"]["validation_metric"] == "+" + stop["metric"]
     assert params["dataset_reader"]["part"] == "train"
     assert params["validation_dataset_reader"]["part"] == "validation"
+
+
+DISTRIBUTED_CONFIGS = sorted((CONFIGS_ROOT / "distributed").glob("*.jsonnet"))
+
+
+@pytest.mark.parametrize("config", DISTRIBUTED_CONFIGS, ids=lambda path: path.stem)
+def test_distributed_configs_split_the_papers_batch_over_the_gpus(config, monkeypatch):
+    family = "injection" if config.stem == "tft" else "glue"
+    base = Params.from_file(str(CONFIGS_ROOT / family / config.name)).as_dict(quiet=True)
+    monkeypatch.setenv("TFT_CUDA_DEVICES", "0,1,2,3")
+    params = Params.from_file(str(config)).as_dict(quiet=True)
+    assert params.pop("distributed") == {"cuda_devices": [0, 1, 2, 3]}
+    assert params["trainer"].pop("use_amp") is True
+    assert params["data_loader"].pop("batch_size") == base["data_loader"].pop("batch_size") // 4
+    # Nothing else changes: the recipe is the single-GPU config's.
+    assert params == base

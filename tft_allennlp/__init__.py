@@ -15,6 +15,8 @@ CONFIG_DEFAULTS = {
     "GLUE_DIR": "glue_data",
     # The aligned paraphrase corpus for injection (JSON lines, see README).
     "TFT_PARAPHRASE_CORPUS": "aligned_paraphrases.jsonl",
+    # GPUs of training_configs/distributed/ (comma-separated ids).
+    "TFT_CUDA_DEVICES": "0,1",
 }
 for _name, _value in CONFIG_DEFAULTS.items():
     os.environ.setdefault(_name, _value)
