@@ -27,6 +27,7 @@ REGISTERED = [
     (TrainerCallback, "tft_rng_checkpoint", "RngCheckpoint"),
     (Subcommand, "tft-export", "Export"),
     (Subcommand, "tft-align", "Align"),
+    (Subcommand, "tft-experiment", "Experiment"),
 ]
 
 

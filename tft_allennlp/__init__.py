@@ -15,6 +15,8 @@ CONFIG_DEFAULTS = {
     "GLUE_DIR": "glue_data",
     # The aligned paraphrase corpus for injection (JSON lines, see README).
     "TFT_PARAPHRASE_CORPUS": "aligned_paraphrases.jsonl",
+    # Output folder of training_configs/experiments/ specs.
+    "TFT_EXPERIMENT_DIR": "results/experiment",
     # GPUs of training_configs/distributed/ (comma-separated ids).
     "TFT_CUDA_DEVICES": "0,1",
 }

@@ -1,2 +1,3 @@
 from tft_allennlp.commands.align import Align
 from tft_allennlp.commands.export import Export
+from tft_allennlp.commands.experiment import Experiment

@@ -1,0 +1,138 @@
+"""
+The experiment's outputs from the runs' metrics: a tidy CSV (one row per run and metric), a
+markdown table in the paper's layout (mean +- std over seeds, gain over the base model without
+injection, best of each column in bold) and PNG plots of score vs training size.
+"""
+import csv
+import os
+import statistics
+from typing import Any, Dict, List, Sequence, Tuple
+
+from tft_allennlp.common.glue_tasks import GLUE_TASKS
+
+METRIC_NAMES = {"accuracy": "Acc", "f1": "F1", "pearson": "Pearson", "spearman": "Spearman", "mcc": "MCC"}
+KEYS = ("base", "variant", "recipe", "task", "train_size")
+
+
+def write_csv(rows: List[Dict[str, Any]], path: str) -> None:
+    """Tidy: one line per run and metric."""
+    with open(path, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow([*KEYS, "seed", "metric", "value", "directory"])
+        for row in rows:
+            for metric in GLUE_TASKS[row["task"]].metrics + ("combined_score",):
+                if metric in row:
+                    writer.writerow([*(row[key] for key in KEYS), row["seed"], metric, row[metric], row["directory"]])
+
+
+def summarize(rows: List[Dict[str, Any]]) -> Dict[Tuple, Dict[str, List[float]]]:
+    """(base, variant, recipe, task, train_size) -> metric -> values over seeds (as %)."""
+    groups: Dict[Tuple, Dict[str, List[float]]] = {}
+    for row in rows:
+        values = groups.setdefault(tuple(row[key] for key in KEYS), {})
+        for metric in GLUE_TASKS[row["task"]].metrics:
+            values.setdefault(metric, []).append(100 * row[metric])
+    return groups
+
+
+def _mean_std(values: Sequence[float]) -> Tuple[float, float]:
+    return statistics.mean(values), statistics.stdev(values) if len(values) > 1 else 0.0
+
+
+def _size_order(size: str) -> float:
+    return float("inf") if size == "all" else float(size)
+
+
+def markdown_table(rows: List[Dict[str, Any]]) -> str:
+    """
+    One table per base model and recipe: a row per training size and variant, a column per task
+    metric; cells are `mean +- std (gain)` over seeds, the gain being over variant "none".
+    """
+    groups = summarize(rows)
+    tasks = sorted({row["task"] for row in rows})
+    columns = [(task, metric) for task in tasks for metric in GLUE_TASKS[task].metrics]
+    variants = list(dict.fromkeys(row["variant"] for row in rows))
+    sizes = sorted({row["train_size"] for row in rows}, key=_size_order)
+    sections = []
+    for base in dict.fromkeys(row["base"] for row in rows):
+        for recipe in dict.fromkeys(row["recipe"] for row in rows):
+            header = "| train size | variant | " + " | ".join(
+                f"{task.upper()} {METRIC_NAMES[metric]}" for task, metric in columns
+            ) + " |"
+            lines = [f"### {base}, recipe `{recipe}`", "", header, "|" + "---|" * (len(columns) + 2)]
+            for size in sizes:
+                best = {}
+                for column in columns:
+                    means = [
+                        statistics.mean(groups[key][column[1]])
+                        for key in ((base, v, recipe, column[0], size) for v in variants)
+                        if key in groups
+                    ]
+                    best[column] = max(means) if means else None
+                for variant in variants:
+                    cells = []
+                    for task, metric in columns:
+                        values = groups.get((base, variant, recipe, task, size), {}).get(metric)
+                        if not values:
+                            cells.append("")
+                            continue
+                        mean, std = _mean_std(values)
+                        cell = f"{mean:.1f} ± {std:.1f}"
+                        reference = groups.get((base, "none", recipe, task, size), {}).get(metric)
+                        if variant != "none" and reference:
+                            cell += f" ({mean - statistics.mean(reference):+.1f})"
+                        if len(variants) > 1 and mean == best[(task, metric)]:
+                            cell = f"**{cell}**"
+                        cells.append(cell)
+                    lines.append(f"| {size} | {variant} | " + " | ".join(cells) + " |")
+            seeds = sorted({row["seed"] for row in rows})
+            lines += ["", f"Dev scores (%), mean ± std over seeds {seeds}; (+x): gain over `none`, "
+                          "the same base fine-tuned without injection; best of each size in bold."]
+            sections.append("\n".join(lines))
+    return "\n\n".join(sections) + "\n"
+
+
+def plot(rows: List[Dict[str, Any]], path: str) -> None:
+    """
+    Score vs training size, one panel per task (its first GLUE metric), one line per base and
+    variant with the standard deviation over seeds as error bars; one figure per recipe.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    groups = summarize(rows)
+    tasks = sorted({row["task"] for row in rows})
+    sizes = sorted({row["train_size"] for row in rows}, key=_size_order)
+    recipes = list(dict.fromkeys(row["recipe"] for row in rows))
+    figure, axes = plt.subplots(
+        len(recipes), len(tasks), figsize=(4.5 * len(tasks), 3.6 * len(recipes)), squeeze=False
+    )
+    lines = list(dict.fromkeys((row["base"], row["variant"]) for row in rows))
+    several_bases = len({base for base, _ in lines}) > 1
+    for r, recipe in enumerate(recipes):
+        for t, task in enumerate(tasks):
+            axis, metric = axes[r][t], GLUE_TASKS[task].metrics[0]
+            if task in ("mrpc", "qqp"):
+                metric = "f1"
+            for base, variant in lines:
+                points = [
+                    (x, *_mean_std(groups[(base, variant, recipe, task, size)][metric]))
+                    for x, size in enumerate(sizes)
+                    if (base, variant, recipe, task, size) in groups
+                ]
+                if points:
+                    xs, means, stds = zip(*points)
+                    label = f"{base} {variant}" if several_bases else variant
+                    axis.errorbar(xs, means, yerr=stds, marker="o", capsize=4, label=label)
+            axis.set_xticks(range(len(sizes)), sizes)
+            axis.set_xlabel("training examples")
+            axis.set_ylabel(f"dev {METRIC_NAMES[metric]} (%)")
+            axis.set_title(f"{task.upper()}, recipe {recipe}")
+            axis.grid(alpha=0.3)
+            axis.legend(fontsize=8)
+    figure.tight_layout()
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
