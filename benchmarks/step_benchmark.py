@@ -14,6 +14,7 @@ import argparse
 import os
 import statistics
 import sys
+import tempfile
 import time
 
 import torch
@@ -54,9 +55,10 @@ def main() -> None:
     args = parser.parse_args()
     model_name = args.model or default_model()
     torch.manual_seed(0)
-    corpus = "/tmp/step_benchmark_corpus.jsonl"
-    write_input("injection", corpus, args.batch_size * args.steps)
-    injector, batches = build(model_name, corpus, args.batch_size, args.steps)
+    with tempfile.TemporaryDirectory() as directory:
+        corpus = os.path.join(directory, "corpus.jsonl")
+        write_input("injection", corpus, args.batch_size * args.steps)
+        injector, batches = build(model_name, corpus, args.batch_size, args.steps)
 
     from transformers import BertForSequenceClassification
 

@@ -28,6 +28,11 @@ VARIANTS: Dict[str, Optional[str]] = {
 }
 
 
+def size_name(train_size: Optional[int]) -> str:
+    """"all" for the whole training file, else the number of examples."""
+    return "all" if train_size is None else str(train_size)
+
+
 @dataclass(frozen=True)
 class InjectionRun:
     """Injects one variant into one base checkpoint and exports the encoder."""
@@ -63,7 +68,7 @@ class GlueRun:
 
     @property
     def size_name(self) -> str:
-        return "all" if self.train_size is None else str(self.train_size)
+        return size_name(self.train_size)
 
 
 @dataclass
@@ -151,9 +156,8 @@ class ExperimentSpec:
             self.base_models, self.variants, self.recipes, self.tasks, self.train_sizes, self.seeds
         )
         for base, variant, recipe, task, size, seed in grid:
-            size_name = "all" if size is None else str(size)
             directory = os.path.join(
-                self.output_dir, "glue", base, variant, recipe, task, f"n{size_name}", f"seed{seed}"
+                self.output_dir, "glue", base, variant, recipe, task, f"n{size_name(size)}", f"seed{seed}"
             )
             yield GlueRun(base, variant, recipe, task, size, seed, directory)
 
