@@ -6,6 +6,7 @@ import string
 import pytest
 from allennlp.common import Params
 from allennlp.data import DatasetReader
+from allennlp.data.data_loaders import MultiProcessDataLoader
 
 from tests import FIXTURES_ROOT
 from tests.sharding import read_shards
@@ -250,3 +251,11 @@ def test_text_to_instance_for_prediction():
     assert spans(instance, "target_spans") == [(14, 18), (15, 18)]
     assert "label" not in instance.fields and "phrase_labels" not in instance.fields
     assert instance["metadata"]["phrase_pairs"] == [((3, 5), (2, 4)), ((0, 1), (3, 4))]
+
+
+def test_multi_process_loader_yields_each_instance_once():
+    """A real `MultiProcessDataLoader` with two workers reads what one process reads."""
+    expected = sorted(summary(i) for i in build_reader(buffer_size=3).read(CORPUS))
+    loader = MultiProcessDataLoader(build_reader(buffer_size=3), str(CORPUS), batch_size=4, num_workers=2)
+    assert sorted(summary(i) for i in loader.iter_instances()) == expected
+    assert len(expected) == 24

@@ -5,6 +5,7 @@ import pytest
 from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import DatasetReader
+from allennlp.data.data_loaders import MultiProcessDataLoader
 from allennlp.data.fields import LabelField, TensorField
 
 from tests import FIXTURES_ROOT
@@ -237,3 +238,12 @@ def test_configuration_errors():
         )
     with pytest.raises(ValueError, match="takes two sentences"):
         build_reader("rte").text_to_instance("Only one.")
+
+
+def test_multi_process_loader_yields_each_row_once():
+    """A real `MultiProcessDataLoader` with two workers reads what one process reads."""
+    path = str(GLUE / "MRPC/train.tsv")
+    expected = sorted(i["metadata"]["index"] for i in build_reader("mrpc").read(path))
+    loader = MultiProcessDataLoader(build_reader("mrpc"), path, batch_size=3, num_workers=2)
+    seen = [i["metadata"]["index"] for i in loader.iter_instances()]
+    assert sorted(seen) == expected and len(seen) == len(set(seen)) == 10
