@@ -3,13 +3,12 @@ from typing import Any, Dict, List, Optional
 import torch
 from allennlp.common import Lazy
 from allennlp.common.checks import ConfigurationError, check_dimensions_match
+from allennlp.common.util import is_distributed
 from allennlp.data import TextFieldTensors, Vocabulary
 from allennlp.models.model import Model
 from allennlp.modules import TextFieldEmbedder
 from allennlp.modules.span_extractors import SpanExtractor
-from allennlp.common.util import is_distributed
 from allennlp.nn import InitializerApplicator, util
-from allennlp.nn.util import dist_reduce_sum
 from allennlp.training.metrics import CategoricalAccuracy, FBetaMeasure
 
 from tft_allennlp.models.classifier_layer import classifier_layer
@@ -29,8 +28,8 @@ class ParaphraseInjector(Model):
       `random` / `in_paraphrase` (the `phrase_labels` namespace; two classes in binary mode),
 
     with loss `L = w_s * Ls + w_p * Lp` (cross-entropy each; `Lp` is averaged over the real
-    phrase pairs of the batch, across all workers in distributed training). A weight of 0 removes that head: the paper's ablations
-    +sentence (`phrase: 0`) and +3way-PP / +binary-PP (`sentence: 0`). After training, the
+    phrase pairs of the batch, across all workers in distributed training). A weight of 0
+    removes that head: the paper's ablations +sentence (`phrase: 0`) and +3way-PP / +binary-PP (`sentence: 0`). After training, the
     encoder is what matters: export it with `allennlp tft-export`.
 
     Registered as a `Model` with name "tft_paraphrase_injector".
@@ -187,7 +186,7 @@ class ParaphraseInjector(Model):
         count = mask.sum().float()
         if self.training and is_distributed():
             # Every worker runs the same number of training steps, so this collective is safe.
-            count = dist_reduce_sum(count) / torch.distributed.get_world_size()
+            count = util.dist_reduce_sum(count) / torch.distributed.get_world_size()
         return total / count.clamp(min=1.0)
 
     def make_output_human_readable(
