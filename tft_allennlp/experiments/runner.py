@@ -67,7 +67,9 @@ class ExperimentRunner:
             self._attempt(glue_run)
         failed = [directory for directory, status in self.statuses.items() if status == "failed"]
         for directory in failed:
-            logger.error("Failed: %s (see %s)", directory, os.path.join(directory, LOG))
+            log = os.path.join(directory, LOG)
+            # A run that failed before allennlp created its directory keeps the log beside it.
+            logger.error("Failed: %s (see %s)", directory, log if os.path.exists(log) else directory + ".log")
         return self.statuses
 
     def _attempt(self, run: Union[InjectionRun, GlueRun]) -> None:
