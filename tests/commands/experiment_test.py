@@ -1,4 +1,5 @@
 import csv
+import itertools
 import json
 import os
 import statistics
@@ -15,7 +16,10 @@ from tft_allennlp.experiments.runner import ExperimentRunner
 
 @pytest.fixture(scope="module")
 def experiment(tmp_path_factory, tiny_bert):
-    """A 2 variants x 2 seeds grid on the fixtures, run once by `allennlp tft-experiment`."""
+    """
+    A 2 variants x 2 seeds grid on the fixtures, with the paper's recipe and one tuned by a
+    2-point learning-rate sweep, run once by `allennlp tft-experiment`.
+    """
     directory = tmp_path_factory.mktemp("experiment")
     split = {"dataset_reader.validation_fraction": 0.25, "validation_dataset_reader.validation_fraction": 0.25}
     spec = {
@@ -26,7 +30,11 @@ def experiment(tmp_path_factory, tiny_bert):
         "train_sizes": [8],
         "seeds": [1, 2],
         "glue_dir": str(FIXTURES_ROOT / "glue"),
-        "glue_overrides": {"trainer.num_epochs": 1},
+        # Batches of 2: 4 steps, so that the learning rate matters after the warmup step.
+        "glue_overrides": {"trainer.num_epochs": 1, "data_loader.batch_size": 2},
+        # The sweep tries the paper's recipe (lr 3e-5) and lr 3e-3 on the base model.
+        "sweep": {"trainer.optimizer.lr": [3e-3]},
+        "keep_weights": False,
         "paraphrase_corpus": str(FIXTURES_ROOT / "paraphrase/aligned.jsonl"),
         "injection_overrides": {"trainer.num_epochs": 1, **split},
     }
@@ -35,8 +43,11 @@ def experiment(tmp_path_factory, tiny_bert):
     command = [sys.executable, "-m", "allennlp", "tft-experiment", str(spec_path)]
     result = subprocess.run(command, cwd=PROJECT_ROOT, capture_output=True, text=True, env=dict(os.environ))
     assert result.returncode == 0, result.stderr[-3000:]
-    assert "runs: {'done': 5}" in result.stdout
-    return ExperimentSpec.from_file(str(spec_path))
+    spec = ExperimentSpec.from_file(str(spec_path))
+    # Every distinct directory ran once: a sweep run that is also a grid run is not repeated.
+    distinct = {run.directory for run in [*spec.sweep_runs(), *spec.glue_runs()]}
+    assert f"runs: {{'done': {1 + len(distinct)}}}" in result.stdout
+    return spec
 
 
 def glue_metrics(run):
@@ -45,41 +56,64 @@ def glue_metrics(run):
 
 def test_every_run_has_its_config_metrics_and_log(experiment):
     runs = list(experiment.glue_runs())
-    assert len(runs) == 4
+    assert [(run.recipe, run.seed) for run in runs] == [
+        (recipe, seed) for recipe in ("tuned", "paper") for seed in (1, 2) for _ in ("none", "tft")
+    ]
     for run in runs:
+        # keep_weights=False: the weights are gone, the record of the run is not.
         assert {"config.json", "metrics.json", "train.log"} <= set(os.listdir(run.directory))
+        assert not [name for name in os.listdir(run.directory) if name.endswith((".th", ".tar.gz"))]
         config = json.loads(open(os.path.join(run.directory, "config.json")).read())
         assert config["random_seed"] == run.seed and config["dataset_reader"]["train_size"] == 8
+        assert config["trainer"]["optimizer"]["lr"] == {"paper": 3e-5, "lr0.003": 3e-3}[run.candidate]
         model = config["model"]["text_field_embedder"]["token_embedders"]["tokens"]["model_name"]
         injected = os.path.join(experiment.output_dir, "injection/tiny/tft/encoder")
         assert model == (injected if run.variant == "tft" else experiment.base_models["tiny"])
     assert os.path.exists(os.path.join(experiment.output_dir, "injection/tiny/tft/encoder/model.safetensors"))
 
 
+def test_the_sweep_picks_the_base_models_best_recipe_for_every_variant(experiment):
+    sweep = list(experiment.sweep_runs())
+    assert [(run.variant, run.candidate, run.seed) for run in sweep] == [("none", "paper", 1), ("none", "lr0.003", 1)]
+    scores = {run.candidate: glue_metrics(run)["validation_combined_score"] for run in sweep}
+    assert len(set(scores.values())) == 2
+    chosen = max(scores, key=scores.get)
+    assert {run.candidate for run in experiment.glue_runs() if run.recipe == "tuned"} == {chosen}
+    table = open(os.path.join(experiment.output_dir, "results.md")).read()
+    line = "Recipe chosen by the sweep on the base model: STSB n=8: `lr0.003`."
+    assert (line in table) == (chosen == "lr0.003")
+    sweep_rows = table[table.index("### Recipe sweep"):].splitlines()
+    for candidate, score in scores.items():
+        cell = f"{100 * score:.1f}"
+        expected = f"| `{candidate}` | **{cell}** |" if candidate == chosen else f"| `{candidate}` | {cell} |"
+        assert expected in sweep_rows
+
+
 def test_csv_and_table_hold_the_runs_metrics(experiment):
     with open(os.path.join(experiment.output_dir, "runs.csv")) as handle:
         rows = list(csv.DictReader(handle))
-    assert len(rows) == 4 * 3  # runs x (pearson, spearman, combined_score)
+    assert len(rows) == 8 * 3  # runs x (pearson, spearman, combined_score)
     table = open(os.path.join(experiment.output_dir, "results.md")).read()
-    for variant in ("none", "tft"):
+    sections = {recipe: table[table.index(f"recipe `{recipe}`"):] for recipe in ("tuned", "paper")}
+    for recipe, variant in itertools.product(("tuned", "paper"), ("none", "tft")):
         pearsons = []
         for run in experiment.glue_runs():
-            if run.variant != variant:
+            if (run.recipe, run.variant) != (recipe, variant):
                 continue
             metrics = glue_metrics(run)
-            written = {row["metric"]: float(row["value"]) for row in rows if row["directory"].endswith(
-                os.path.relpath(run.directory, experiment.output_dir))}
+            written = {row["metric"]: float(row["value"]) for row in rows if row["recipe"] == recipe
+                       and row["directory"] == os.path.relpath(run.directory, experiment.output_dir)}
             assert written == {name: metrics[f"validation_{name}"] for name in ("pearson", "spearman", "combined_score")}
             pearsons.append(100 * metrics["validation_pearson"])
         assert len(set(pearsons)) == 2  # seeds differ, so mean and std are checked for real
-        row = next(line for line in table.splitlines() if line.startswith(f"| 8 | {variant} |"))
+        row = next(line for line in sections[recipe].splitlines() if line.startswith(f"| 8 | {variant} |"))
         assert f"{statistics.mean(pearsons):.1f} ± {statistics.stdev(pearsons):.1f}" in row
     with open(os.path.join(experiment.output_dir, "scores.png"), "rb") as handle:
         assert handle.read(8) == b"\x89PNG\r\n\x1a\n"
 
 
 def test_resuming_reruns_only_unfinished_runs(experiment):
-    runs = list(experiment.glue_runs())
+    runs = [run for run in experiment.glue_runs() if run.recipe == "paper"]
     finished = {run.directory: os.path.getmtime(os.path.join(run.directory, "metrics.json")) for run in runs}
     # A run that crashed: its directory is there, its metrics are not.
     os.remove(os.path.join(runs[1].directory, "metrics.json"))
@@ -92,11 +126,32 @@ def test_resuming_reruns_only_unfinished_runs(experiment):
         assert os.path.getmtime(os.path.join(run.directory, "metrics.json")) == finished[run.directory]
 
 
-def test_the_example_spec_describes_the_real_grid():
-    spec = ExperimentSpec.from_file(str(PROJECT_ROOT / "training_configs/experiments/minilm_glue.jsonnet"))
-    assert [run.variant for run in spec.injection_runs()] == ["tft", "tft_simple"]
-    # 3 variants x 2 recipes x 3 tasks x 2 sizes x 3 seeds
-    assert len(list(spec.glue_runs())) == 108
+def test_the_example_specs_describe_the_real_grid(tmp_path):
+    for name in ("minilm_glue", "minilm_glue_cpu"):
+        spec = ExperimentSpec.from_file(str(PROJECT_ROOT / f"training_configs/experiments/{name}.jsonnet"), str(tmp_path))
+        assert [run.variant for run in spec.injection_runs()] == ["tft", "tft_simple"]
+        assert spec.variants == ["none", "tft", "tft_simple"] and spec.tasks == ["mrpc", "stsb", "rte"]
+        assert list(spec.candidates()) == ["paper", "lr0.0001", "lr0.0002"] and spec.seeds == [1, 2, 3]
+        # Nothing has run, so the tuned grid is not known yet: only the paper's recipe is listed.
+        sizes = len(spec.train_sizes)
+        assert len(spec.untuned()) == 3 * sizes
+        assert len(list(spec.glue_runs())) == 3 * 3 * sizes * 3  # variants x tasks x sizes x seeds
+        assert len(list(spec.sweep_runs())) == 3 * 3 * sizes  # candidates x tasks x sizes
+    assert spec.train_sizes == [1000]
+
+
+def test_sweep_names_and_clashes(tmp_path):
+    values = {"output_dir": "x", "base_models": {"b": "m"}, "tasks": ["rte"], "glue_dir": "g",
+              "variants": ["none"], "sweep": {"trainer.optimizer.lr": [1e-4, 3e-5], "trainer.num_epochs": [2]}}
+    spec = ExperimentSpec(**values)
+    assert spec.sweep_points() == {
+        "lr0.0001_epochs2": {"trainer.optimizer.lr": 1e-4, "trainer.num_epochs": 2},
+        "lr3e-05_epochs2": {"trainer.optimizer.lr": 3e-5, "trainer.num_epochs": 2},
+    }
+    with pytest.raises(ConfigurationError, match="tuned"):
+        ExperimentSpec(**values, recipes={"tuned": {}})
+    with pytest.raises(ConfigurationError, match="non-empty"):
+        ExperimentSpec(**{**values, "sweep": {"trainer.optimizer.lr": []}})
 
 
 def test_a_spec_with_an_unknown_variant_is_refused(tmp_path):

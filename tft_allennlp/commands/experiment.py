@@ -11,7 +11,8 @@ import sys
 from allennlp.commands.subcommand import Subcommand
 
 from tft_allennlp.experiments import ExperimentRunner, ExperimentSpec, collect_results
-from tft_allennlp.experiments.report import markdown_table, plot, write_csv
+from tft_allennlp.experiments.report import markdown_table, plot, sweep_table, write_csv
+from tft_allennlp.experiments.spec import selection_metric
 
 logger = logging.getLogger(__name__)
 
@@ -21,8 +22,9 @@ class Experiment(Subcommand):
     def add_subparser(self, parser: argparse._SubParsersAction) -> argparse.ArgumentParser:
         description = (
             "Run an experiment grid (base models x injection variants x GLUE tasks x training "
-            "sizes x seeds x recipes) from a JSON/jsonnet spec, skipping finished runs, and "
-            "write a CSV of every run, a markdown table and plots."
+            "sizes x seeds x recipes, optionally with a recipe sweep on the base models) from a "
+            "JSON/jsonnet spec, skipping finished runs, and write a CSV of every run, a markdown "
+            "table and plots."
         )
         subparser = parser.add_parser(self.name, description=description, help=description)
         subparser.add_argument("spec", help="experiment spec (JSON or jsonnet)")
@@ -52,7 +54,10 @@ def run_experiment(spec: ExperimentSpec):
 
 
 def write_outputs(spec: ExperimentSpec):
-    """Writes runs.csv, results.md and scores.png from the finished runs; returns their paths."""
+    """
+    Writes runs.csv, results.md (with the recipe sweep, if any) and scores.png from the finished
+    runs; returns their paths.
+    """
     rows = collect_results(spec)
     if not rows:
         logger.warning("No finished runs in %s yet.", spec.output_dir)
@@ -61,5 +66,8 @@ def write_outputs(spec: ExperimentSpec):
     write_csv(rows, paths[0])
     with open(paths[1], "w") as handle:
         handle.write(markdown_table(rows))
+        sweep_rows = collect_results(spec, list(spec.sweep_runs()))
+        if sweep_rows:
+            handle.write("\n" + sweep_table(sweep_rows, {task: selection_metric(task) for task in spec.tasks}))
     plot(rows, paths[2])
     return paths

@@ -1,7 +1,8 @@
 """
 The experiment's outputs from the runs' metrics: a tidy CSV (one row per run and metric), a
 markdown table in the paper's layout (mean +- std over seeds, gain over the base model without
-injection, best of each column in bold) and PNG plots of score vs training size.
+injection, best of each column in bold), the recipe sweep's table and PNG plots of score vs
+training size.
 """
 import csv
 import os
@@ -18,11 +19,12 @@ def write_csv(rows: List[Dict[str, Any]], path: str) -> None:
     """Tidy: one line per run and metric."""
     with open(path, "w", newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow([*KEYS, "seed", "metric", "value", "directory"])
+        writer.writerow([*KEYS, "candidate", "seed", "metric", "value", "directory"])
         for row in rows:
             for metric in GLUE_TASKS[row["task"]].metrics + ("combined_score",):
                 if metric in row:
-                    writer.writerow([*(row[key] for key in KEYS), row["seed"], metric, row[metric], row["directory"]])
+                    coordinates = [*(row[key] for key in KEYS), row["candidate"], row["seed"]]
+                    writer.writerow([*coordinates, metric, row[metric], row["directory"]])
 
 
 def summarize(rows: List[Dict[str, Any]]) -> Dict[Tuple, Dict[str, List[float]]]:
@@ -88,8 +90,49 @@ def markdown_table(rows: List[Dict[str, Any]]) -> str:
             seeds = sorted({row["seed"] for row in rows})
             lines += ["", f"Dev scores (%), mean ± std over seeds {seeds}; (+x): gain over `none`, "
                           "the same base fine-tuned without injection; best of each size in bold."]
+            chosen = {
+                f"{row['task'].upper()} n={row['train_size']}: `{row['candidate']}`": None
+                for row in rows if (row["base"], row["recipe"]) == (base, recipe) and row["candidate"] != recipe
+            }
+            if chosen:
+                lines.append("Recipe chosen by the sweep on the base model: " + "; ".join(chosen) + ".")
             sections.append("\n".join(lines))
     return "\n\n".join(sections) + "\n"
+
+
+def sweep_table(rows: List[Dict[str, Any]], selection: Dict[str, str]) -> str:
+    """
+    The recipe sweep: a row per candidate recipe, a column per base, task and training size;
+    cells are the mean dev score that picks the tuned recipe (`selection`: task -> metric), the
+    chosen candidate in bold.
+    """
+    columns = list(dict.fromkeys((row["base"], row["task"], row["train_size"]) for row in rows))
+    candidates = list(dict.fromkeys(row["candidate"] for row in rows))
+    scores: Dict[Tuple, List[float]] = {}
+    for row in rows:
+        key = (row["candidate"], row["base"], row["task"], row["train_size"])
+        scores.setdefault(key, []).append(100 * row[selection[row["task"]]])
+    header = "| recipe | " + " | ".join(
+        f"{base} {task.upper()} n={size} {METRIC_NAMES.get(selection[task], 'combined')}"
+        for base, task, size in columns
+    ) + " |"
+    lines = ["### Recipe sweep (base models without injection)", "", header, "|" + "---|" * (len(columns) + 1)]
+    best = {
+        column: max(
+            (statistics.mean(scores[(candidate, *column)]) for candidate in candidates if (candidate, *column) in scores),
+        )
+        for column in columns
+    }
+    for candidate in candidates:
+        cells = []
+        for column in columns:
+            values = scores.get((candidate, *column))
+            cell = "" if not values else f"{statistics.mean(values):.1f}"
+            cells.append(f"**{cell}**" if values and statistics.mean(values) == best[column] else cell)
+        lines.append(f"| `{candidate}` | " + " | ".join(cells) + " |")
+    seeds = sorted({row["seed"] for row in rows})
+    lines += ["", f"Dev score (%) that selects the recipe, mean over seeds {seeds}; the tuned recipe in bold."]
+    return "\n".join(lines) + "\n"
 
 
 def plot(rows: List[Dict[str, Any]], path: str) -> None:

@@ -3,8 +3,10 @@ Runs an experiment grid resumably: every injection and every GLUE fine-tuning is
 `allennlp train` of the project's configs (with overrides, never copies) in a child process,
 with its config, metrics and log in its own directory. A run whose `metrics.json` exists is
 finished and skipped; an unfinished one is run again from scratch, up to `retries` more times,
-and then reported as failed.
+and then reported as failed. The order is: injections, the recipe sweep on the base models,
+then the reported grid.
 """
+import glob
 import json
 import logging
 import os
@@ -15,7 +17,7 @@ from typing import Any, Dict, List, Optional, Union
 from allennlp.common.tqdm import Tqdm
 
 from tft_allennlp.commands.export import export_encoder
-from tft_allennlp.experiments.spec import ExperimentSpec, GlueRun, InjectionRun
+from tft_allennlp.experiments.spec import ExperimentSpec, GlueRun, InjectionRun, read_metrics, size_name
 
 logger = logging.getLogger(__name__)
 
@@ -59,11 +61,16 @@ class ExperimentRunner:
         self.statuses: Dict[str, str] = {}
 
     def run(self) -> Dict[str, str]:
-        injections = list(self.spec.injection_runs())
-        glue_runs = list(self.spec.glue_runs())
-        for injection in Tqdm.tqdm(injections, desc="injection"):
+        for injection in Tqdm.tqdm(list(self.spec.injection_runs()), desc="injection"):
             self._attempt(injection)
-        for glue_run in Tqdm.tqdm(glue_runs, desc="fine-tuning"):
+        for sweep_run in Tqdm.tqdm(list(self.spec.sweep_runs()), desc="recipe sweep"):
+            self._attempt(sweep_run)
+        # The tuned recipe is known only now; a sweep that failed leaves its grid cell unrun.
+        for base, task, size in self.spec.untuned():
+            key = f"tuned:{base}/{task}/n{size_name(size)}"
+            self.statuses[key] = "failed"
+            logger.error("%s: the recipe sweep did not finish, so the tuned runs were not started.", key)
+        for glue_run in Tqdm.tqdm(list(self.spec.glue_runs()), desc="fine-tuning"):
             self._attempt(glue_run)
         failed = [directory for directory, status in self.statuses.items() if status == "failed"]
         for directory in failed:
@@ -73,6 +80,8 @@ class ExperimentRunner:
         return self.statuses
 
     def _attempt(self, run: Union[InjectionRun, GlueRun]) -> None:
+        if run.directory in self.statuses:  # a sweep run that is also in the reported grid
+            return
         if isinstance(run, GlueRun) and self._model_path(run) is None:
             self.statuses[run.directory] = "failed"
             logger.error("%s: its injection failed, not fine-tuned.", run.directory)
@@ -85,6 +94,10 @@ class ExperimentRunner:
                 logger.warning("Retrying %s (attempt %d)", run.directory, attempt + 1)
             if self._execute(run):
                 self.statuses[run.directory] = "done"
+                if isinstance(run, GlueRun) and not self.spec.keep_weights:
+                    for path in glob.glob(os.path.join(run.directory, "*.th")):
+                        os.remove(path)
+                    os.remove(os.path.join(run.directory, "model.tar.gz"))
                 return
         self.statuses[run.directory] = "failed"
 
@@ -106,7 +119,7 @@ class ExperimentRunner:
         overrides: Dict[str, Any] = {**seed_overrides(run.seed), "dataset_reader.seed": run.seed}
         overrides["dataset_reader.train_size"] = run.train_size
         overrides.update(self.spec.glue_overrides)
-        overrides.update(self.spec.recipes[run.recipe])
+        overrides.update(self.spec.candidates()[run.candidate])
         return allennlp_train(run.config, run.directory, overrides, environment)
 
     def _model_path(self, run: GlueRun) -> Optional[str]:
@@ -117,22 +130,20 @@ class ExperimentRunner:
         return self.spec.base_models[run.base]
 
 
-def collect_results(spec: ExperimentSpec) -> List[Dict[str, Any]]:
-    """One row per finished GLUE run: its coordinates and its dev metrics."""
-    prefix = "validation_" if spec.metric_epoch == "last" else "best_validation_"
+def collect_results(spec: ExperimentSpec, runs: Optional[List[GlueRun]] = None) -> List[Dict[str, Any]]:
+    """
+    One row per finished GLUE run (of the reported grid, or of `runs`): its coordinates, the
+    candidate recipe it ran with and its dev metrics.
+    """
     rows = []
-    for run in spec.glue_runs():
-        if not is_finished(run.directory):
+    for run in spec.glue_runs() if runs is None else runs:
+        metrics = read_metrics(run.directory, spec.metric_epoch)
+        if metrics is None:
             continue
-        with open(os.path.join(run.directory, "metrics.json")) as handle:
-            metrics = json.load(handle)
         row: Dict[str, Any] = {
-            "base": run.base, "variant": run.variant, "recipe": run.recipe, "task": run.task,
-            "train_size": run.size_name, "seed": run.seed,
+            "base": run.base, "variant": run.variant, "recipe": run.recipe, "candidate": run.candidate,
+            "task": run.task, "train_size": run.size_name, "seed": run.seed, **metrics,
         }
-        for key, value in metrics.items():
-            if key.startswith(prefix) and key != prefix + "loss":
-                row[key[len(prefix):]] = value
         row["directory"] = os.path.relpath(run.directory, spec.output_dir)
         rows.append(row)
     return rows

@@ -2,12 +2,18 @@
 The experiment grid of `allennlp tft-experiment SPEC`: base checkpoints x injection variants x
 GLUE tasks x training sizes x seeds x fine-tuning recipes, read from a JSON or jsonnet file and
 expanded into runs that each own a directory.
+
+A recipe is a named set of GLUE config overrides. Besides the fixed ones (`recipes`, e.g. the
+paper's), a spec may ask for a small sweep (`sweep`): every candidate recipe is tried on the base
+model without injection, the best on dev becomes the `tuned` recipe of that base, task and
+training size, and every variant of the base is then fine-tuned with it unchanged.
 """
 import itertools
 import json
 import os
+import statistics
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
@@ -28,9 +34,45 @@ VARIANTS: Dict[str, Optional[str]] = {
 }
 
 
+# The recipe label of the runs that use the sweep's choice.
+TUNED = "tuned"
+
+
 def size_name(train_size: Optional[int]) -> str:
     """"all" for the whole training file, else the number of examples."""
     return "all" if train_size is None else str(train_size)
+
+
+def sweep_point_name(point: Dict[str, Any]) -> str:
+    """`{"trainer.optimizer.lr": 1e-4, "trainer.num_epochs": 2}` -> `lr0.0001_epochs2`."""
+    def text(value: Any) -> str:
+        return f"{value:g}" if isinstance(value, (int, float)) else str(value)
+
+    return "_".join(f"{key.split('.')[-1].replace('num_', '')}{text(value)}" for key, value in point.items())
+
+
+def read_metrics(directory: str, metric_epoch: str) -> Optional[Dict[str, float]]:
+    """
+    The dev metrics of a finished run (None if unfinished): after the last epoch
+    (`metric_epoch="last"`) or of the epoch that was best on dev (`"best"`), without the prefix.
+    """
+    path = os.path.join(directory, "metrics.json")
+    if not os.path.exists(path):
+        return None
+    with open(path) as handle:
+        metrics = json.load(handle)
+    prefix = "validation_" if metric_epoch == "last" else "best_validation_"
+    return {
+        key[len(prefix):]: value
+        for key, value in metrics.items()
+        if key.startswith(prefix) and key != prefix + "loss"
+    }
+
+
+def selection_metric(task: str) -> str:
+    """The dev score the sweep maximises: the mean of the task's metrics, or its only one."""
+    metrics = get_glue_task(task).metrics
+    return "combined_score" if len(metrics) > 1 else metrics[0]
 
 
 @dataclass(frozen=True)
@@ -52,11 +94,15 @@ class InjectionRun:
 
 @dataclass(frozen=True)
 class GlueRun:
-    """Fine-tunes one encoder on one GLUE task, training size, seed and recipe."""
+    """
+    Fine-tunes one encoder on one GLUE task, training size and seed with the overrides of
+    `candidate`; `recipe` is the label it is reported under (`candidate` itself, or "tuned").
+    """
 
     base: str
     variant: str
     recipe: str
+    candidate: str
     task: str
     train_size: Optional[int]
     seed: int
@@ -92,6 +138,13 @@ class ExperimentSpec:
         Seeds of the fine-tuning runs (random, numpy and torch seeds, and the subsample).
     recipes : `Dict[str, Dict[str, Any]]`, optional (default = `{"paper": {}}`)
         Name -> overrides of the GLUE config; every variant of a base gets the same recipes.
+    sweep : `Dict[str, List[Any]]`, optional (default = `{}`)
+        GLUE config key -> values to try, e.g. `{"trainer.optimizer.lr": [1e-4, 2e-4]}`. Every
+        combination, and every recipe of `recipes`, is a candidate: each is run on the base
+        model without injection for `sweep_seeds`, the one with the best mean dev score (the
+        task's `combined_score`, or its only metric) becomes recipe "tuned" for that base, task
+        and training size, and all variants then run with it. Empty: no tuned recipe.
+    sweep_seeds : `List[int]`, optional (default = the first of `seeds`)
     glue_overrides : `Dict[str, Any]`, optional
         Overrides for every GLUE run (e.g. `{"trainer.num_epochs": 2}` to save CPU time).
     paraphrase_corpus : `str`, optional
@@ -104,6 +157,9 @@ class ExperimentSpec:
         was best on dev (`best_validation_*`).
     retries : `int`, optional (default = `1`)
         How often a failed run is tried again before it is reported as failed.
+    keep_weights : `bool`, optional (default = `True`)
+        False deletes a finished GLUE run's weights (`*.th`, `model.tar.gz`) and keeps its
+        config, metrics and log: a large grid then fits on a small disk.
     """
 
     output_dir: str
@@ -114,12 +170,15 @@ class ExperimentSpec:
     train_sizes: List[Optional[int]] = field(default_factory=lambda: [None])
     seeds: List[int] = field(default_factory=lambda: [1])
     recipes: Dict[str, Dict[str, Any]] = field(default_factory=lambda: {"paper": {}})
+    sweep: Dict[str, List[Any]] = field(default_factory=dict)
+    sweep_seeds: Optional[List[int]] = None
     glue_overrides: Dict[str, Any] = field(default_factory=dict)
     paraphrase_corpus: Optional[str] = None
     injection_overrides: Dict[str, Any] = field(default_factory=dict)
     injection_seed: int = 1
     metric_epoch: str = "last"
     retries: int = 1
+    keep_weights: bool = True
 
     def __post_init__(self) -> None:
         for task in self.tasks:
@@ -133,6 +192,13 @@ class ExperimentSpec:
             raise ConfigurationError("metric_epoch is 'last' or 'best'.")
         if not self.base_models or not self.seeds or not self.recipes or not self.train_sizes:
             raise ConfigurationError("base_models, seeds, recipes and train_sizes must not be empty.")
+        if any(not isinstance(values, list) or not values for values in self.sweep.values()):
+            raise ConfigurationError("Every sweep key needs a non-empty list of values.")
+        clashes = set(self.recipes) & ({TUNED} | set(self.sweep_points()))
+        if clashes:
+            raise ConfigurationError(f"Recipe names {sorted(clashes)} are taken by the sweep.")
+        if self.sweep_seeds is None:
+            self.sweep_seeds = self.seeds[:1]
 
     @classmethod
     def from_file(cls, path: str, output_dir: Optional[str] = None) -> "ExperimentSpec":
@@ -151,15 +217,65 @@ class ExperimentSpec:
                 directory = os.path.join(self.output_dir, "injection", base, variant)
                 yield InjectionRun(base, variant, directory)
 
-    def glue_runs(self) -> Iterator[GlueRun]:
-        grid = itertools.product(
-            self.base_models, self.variants, self.recipes, self.tasks, self.train_sizes, self.seeds
+    def sweep_points(self) -> Dict[str, Dict[str, Any]]:
+        """The sweep's combinations by name, e.g. `lr0.0001_epochs2`."""
+        keys = list(self.sweep)
+        points = [dict(zip(keys, values)) for values in itertools.product(*self.sweep.values())] if keys else []
+        return {sweep_point_name(point): point for point in points}
+
+    def candidates(self) -> Dict[str, Dict[str, Any]]:
+        """Every recipe a run can use: the fixed ones, then the sweep's points."""
+        return {**self.recipes, **self.sweep_points()}
+
+    def _run(self, base, variant, recipe, candidate, task, size, seed) -> GlueRun:
+        directory = os.path.join(
+            self.output_dir, "glue", base, variant, candidate, task, f"n{size_name(size)}", f"seed{seed}"
         )
-        for base, variant, recipe, task, size, seed in grid:
-            directory = os.path.join(
-                self.output_dir, "glue", base, variant, recipe, task, f"n{size_name(size)}", f"seed{seed}"
-            )
-            yield GlueRun(base, variant, recipe, task, size, seed, directory)
+        return GlueRun(base, variant, recipe, candidate, task, size, seed, directory)
+
+    def sweep_runs(self) -> Iterator[GlueRun]:
+        """The base models without injection under every candidate recipe (none without a sweep)."""
+        if not self.sweep:
+            return
+        grid = itertools.product(self.sweep_seeds, self.tasks, self.train_sizes, self.base_models, self.candidates())
+        for seed, task, size, base, candidate in grid:
+            yield self._run(base, "none", candidate, candidate, task, size, seed)
+
+    def tuned_candidate(self, base: str, task: str, train_size: Optional[int]) -> Optional[str]:
+        """
+        The candidate with the best mean dev score over `sweep_seeds` on the base model (the
+        first one on ties); None until every candidate's sweep runs have finished.
+        """
+        scores: List[Tuple[float, str]] = []
+        for candidate in self.candidates():
+            values = []
+            for seed in self.sweep_seeds:
+                run = self._run(base, "none", candidate, candidate, task, train_size, seed)
+                metrics = read_metrics(run.directory, self.metric_epoch)
+                if metrics is None:
+                    return None
+                values.append(metrics[selection_metric(task)])
+            scores.append((statistics.mean(values), candidate))
+        return max(scores, key=lambda score: score[0])[1]
+
+    def glue_runs(self) -> Iterator[GlueRun]:
+        """
+        Every reported run, seed by seed so that a partial grid is balanced: the tuned recipe
+        first (where the sweep has chosen), then the fixed recipes.
+        """
+        recipes = ([TUNED] if self.sweep else []) + list(self.recipes)
+        grid = itertools.product(recipes, self.seeds, self.tasks, self.train_sizes, self.base_models, self.variants)
+        for recipe, seed, task, size, base, variant in grid:
+            candidate = self.tuned_candidate(base, task, size) if recipe == TUNED else recipe
+            if candidate is not None:
+                yield self._run(base, variant, recipe, candidate, task, size, seed)
+
+    def untuned(self) -> List[Tuple[str, str, Optional[int]]]:
+        """(base, task, train_size) whose sweep has not finished, so "tuned" has no runs yet."""
+        if not self.sweep:
+            return []
+        grid = itertools.product(self.base_models, self.tasks, self.train_sizes)
+        return [(base, task, size) for base, task, size in grid if self.tuned_candidate(base, task, size) is None]
 
     def dumps(self) -> str:
         return json.dumps(self.__dict__, indent=2)
