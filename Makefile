@@ -15,6 +15,10 @@ $(STAMP): requirements.lock.txt setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -r requirements.lock.txt
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	# allennlp-models (loaded by every allennlp command) tries to download nltk's punkt unless
+	# nltk finds it; we never use the module that needs it, so an empty marker stops the
+	# download attempt and its error block. Delete it if you use allennlp-models' NarrativeQA.
+	mkdir -p $(VENV)/nltk_data/tokenizers/punkt
 	touch $(STAMP)
 
 test: setup
