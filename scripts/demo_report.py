@@ -4,9 +4,15 @@ Prints the demo's results (scripts/demo.sh):
     demo_report.py injection METRICS_JSON        dev accuracies of the injection run
     demo_report.py compare BASE_JSON INJECTED_JSON  GLUE dev metrics side by side
     demo_report.py phrases PREDICTIONS_JSONL     the phrase-pair view of `allennlp predict`
+    COMMAND | demo_report.py progress            only COMMAND's progress bars, on one line
 """
 import json
+import re
+import shutil
 import sys
+
+# A tqdm bar: "... 45%|####5     | 14/32 [..]" or, without a total, "... 1000it [..]".
+PROGRESS_BAR = re.compile(r"\d+%\||\d+it \[")
 
 
 def injection(path: str) -> None:
@@ -35,5 +41,33 @@ def phrases(path: str) -> None:
             )
 
 
+def progress() -> None:
+    """
+    Echoes the progress bars in stdin (the rest is in the step's log) on one terminal line,
+    keeping the end of each bar where the line is too narrow; a finished bar keeps its line.
+    """
+    width = shutil.get_terminal_size().columns - 1
+    shown = buffer = finished = ""
+    while True:
+        chunk = sys.stdin.read(1)
+        if not chunk:
+            break
+        if chunk not in "\r\n":
+            buffer += chunk
+            continue
+        # tqdm redraws a bar when it closes, with a different rate: compare without the timing.
+        if PROGRESS_BAR.search(buffer) and buffer.split("[")[0] != finished:
+            shown = buffer.strip()[-width:]
+            sys.stdout.write("\r" + shown.ljust(width))
+            if "100%|" in buffer:
+                sys.stdout.write("\n")
+                shown, finished = "", buffer.split("[")[0]
+            sys.stdout.flush()
+        buffer = ""
+    if shown:
+        sys.stdout.write("\n")
+
+
 if __name__ == "__main__":
-    {"injection": injection, "compare": compare, "phrases": phrases}[sys.argv[1]](*sys.argv[2:])
+    commands = {"injection": injection, "compare": compare, "phrases": phrases, "progress": progress}
+    commands[sys.argv[1]](*sys.argv[2:])
