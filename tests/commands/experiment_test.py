@@ -160,3 +160,35 @@ def test_a_spec_with_an_unknown_variant_is_refused(tmp_path):
                                 "glue_dir": "g", "variants": ["none", "tft_large"]}))
     with pytest.raises(ConfigurationError, match="tft_large"):
         ExperimentSpec.from_file(str(path))
+
+
+def test_tuned_candidate_is_the_best_mean_over_sweep_seeds(tmp_path):
+    spec = ExperimentSpec(
+        output_dir=str(tmp_path), base_models={"b": "m"}, tasks=["rte", "stsb"], glue_dir="g", variants=["none"],
+        seeds=[1, 2, 3], sweep_seeds=[1, 2], sweep={"trainer.optimizer.lr": [1e-4, 2e-4]},
+    )
+
+    def finish(task, candidate, seed, value):
+        run = next(run for run in spec.sweep_runs() if (run.task, run.candidate, run.seed) == (task, candidate, seed))
+        os.makedirs(run.directory)
+        metric = "accuracy" if task == "rte" else "combined_score"
+        with open(os.path.join(run.directory, "metrics.json"), "w") as handle:
+            json.dump({f"validation_{metric}": value, "validation_loss": 0.1}, handle)
+
+    # RTE: means 0.5, 0.625, 0.625 -> the first of the two best; seed 2 of lr0.0002 still running.
+    for candidate, scores in {"paper": (0.5, 0.5), "lr0.0001": (0.75, 0.5), "lr0.0002": (0.5, 0.75)}.items():
+        finish("rte", candidate, 1, scores[0])
+        if candidate != "lr0.0002":
+            finish("rte", candidate, 2, scores[1])
+    assert spec.tuned_candidate("b", "rte", None) is None
+    assert not [run for run in spec.glue_runs() if run.recipe == "tuned"]
+    finish("rte", "lr0.0002", 2, 0.75)
+    assert spec.tuned_candidate("b", "rte", None) == "lr0.0001"
+    # STS-B: a run that predicted a constant has a NaN correlation and ranks last.
+    for candidate, score in {"paper": 0.2, "lr0.0001": float("nan"), "lr0.0002": 0.1}.items():
+        finish("stsb", candidate, 1, score)
+        finish("stsb", candidate, 2, score)
+    assert spec.tuned_candidate("b", "stsb", None) == "paper"
+    assert spec.untuned() == []
+    tuned = [(run.task, run.candidate, run.seed) for run in spec.glue_runs() if run.recipe == "tuned"]
+    assert tuned == [(task, {"rte": "lr0.0001", "stsb": "paper"}[task], seed) for seed in (1, 2, 3) for task in ("rte", "stsb")]

@@ -10,6 +10,7 @@ training size, and every variant of the base is then fine-tuned with it unchange
 """
 import itertools
 import json
+import math
 import os
 import statistics
 from dataclasses import dataclass, field
@@ -255,7 +256,9 @@ class ExperimentSpec:
                 if metrics is None:
                     return None
                 values.append(metrics[selection_metric(task)])
-            scores.append((statistics.mean(values), candidate))
+            mean = statistics.mean(values)
+            # A correlation is NaN when a run predicts a constant: such a recipe ranks last.
+            scores.append((mean if not math.isnan(mean) else -math.inf, candidate))
         return max(scores, key=lambda score: score[0])[1]
 
     def glue_runs(self) -> Iterator[GlueRun]:
