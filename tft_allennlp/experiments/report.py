@@ -138,7 +138,8 @@ def sweep_table(rows: List[Dict[str, Any]], selection: Dict[str, str]) -> str:
 def plot(rows: List[Dict[str, Any]], path: str) -> None:
     """
     Score vs training size, one panel per task (its first GLUE metric), one line per base and
-    variant with the standard deviation over seeds as error bars; one figure per recipe.
+    variant with the standard deviation over seeds as error bars; one row of panels per recipe,
+    titled with the candidate a tuned recipe stands for.
     """
     import matplotlib
 
@@ -159,9 +160,11 @@ def plot(rows: List[Dict[str, Any]], path: str) -> None:
             axis, metric = axes[r][t], GLUE_TASKS[task].metrics[0]
             if task in ("mrpc", "qqp"):
                 metric = "f1"
-            for base, variant in lines:
+            for number, (base, variant) in enumerate(lines):
+                # Lines are dodged sideways so that their error bars do not hide each other.
+                dodge = 0.08 * (number - (len(lines) - 1) / 2)
                 points = [
-                    (x, *_mean_std(groups[(base, variant, recipe, task, size)][metric]))
+                    (x + dodge, *_mean_std(groups[(base, variant, recipe, task, size)][metric]))
                     for x, size in enumerate(sizes)
                     if (base, variant, recipe, task, size) in groups
                 ]
@@ -170,9 +173,12 @@ def plot(rows: List[Dict[str, Any]], path: str) -> None:
                     label = f"{base} {variant}" if several_bases else variant
                     axis.errorbar(xs, means, yerr=stds, marker="o", capsize=4, label=label)
             axis.set_xticks(range(len(sizes)), sizes)
+            axis.set_xlim(-0.5, len(sizes) - 0.5)
             axis.set_xlabel("training examples")
             axis.set_ylabel(f"dev {METRIC_NAMES[metric]} (%)")
-            axis.set_title(f"{task.upper()}, recipe {recipe}")
+            candidates = sorted({row["candidate"] for row in rows if (row["recipe"], row["task"]) == (recipe, task)})
+            chosen = f" = {', '.join(candidates)}" if candidates != [recipe] else ""
+            axis.set_title(f"{task.upper()}, recipe {recipe}{chosen}")
             axis.grid(alpha=0.3)
             axis.legend(fontsize=8)
     figure.tight_layout()
