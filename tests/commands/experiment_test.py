@@ -11,6 +11,7 @@ from allennlp.common.checks import ConfigurationError
 
 from tests import FIXTURES_ROOT, PROJECT_ROOT
 from tft_allennlp.experiments import ExperimentSpec
+from tft_allennlp.experiments.report import markdown_table
 from tft_allennlp.experiments.runner import ExperimentRunner
 
 
@@ -192,3 +193,14 @@ def test_tuned_candidate_is_the_best_mean_over_sweep_seeds(tmp_path):
     assert spec.untuned() == []
     tuned = [(run.task, run.candidate, run.seed) for run in spec.glue_runs() if run.recipe == "tuned"]
     assert tuned == [(task, {"rte": "lr0.0001", "stsb": "paper"}[task], seed) for seed in (1, 2, 3) for task in ("rte", "stsb")]
+
+
+def test_table_marks_cells_with_fewer_seeds_and_gains_over_none():
+    def row(variant, seed, accuracy):
+        return {"base": "b", "variant": variant, "recipe": "paper", "candidate": "paper", "task": "rte",
+                "train_size": "1000", "seed": seed, "accuracy": accuracy, "directory": "d"}
+
+    table = markdown_table([row("none", 1, 0.5), row("none", 2, 0.75), row("tft", 1, 0.75)])
+    lines = table.splitlines()
+    assert "| 1000 | none | 62.5 ± 17.7 |" in lines
+    assert "| 1000 | tft | **75.0 ± 0.0 [n=1] (+12.5)** |" in lines

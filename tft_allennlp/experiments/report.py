@@ -51,6 +51,7 @@ def markdown_table(rows: List[Dict[str, Any]]) -> str:
     metric; cells are `mean +- std (gain)` over seeds, the gain being over variant "none".
     """
     groups = summarize(rows)
+    seeds = sorted({row["seed"] for row in rows})
     tasks = sorted({row["task"] for row in rows})
     columns = [(task, metric) for task in tasks for metric in GLUE_TASKS[task].metrics]
     variants = list(dict.fromkeys(row["variant"] for row in rows))
@@ -80,6 +81,8 @@ def markdown_table(rows: List[Dict[str, Any]]) -> str:
                             continue
                         mean, std = _mean_std(values)
                         cell = f"{mean:.1f} ± {std:.1f}"
+                        if len(values) < len(seeds):  # a grid stopped or failed part-way
+                            cell += f" [n={len(values)}]"
                         reference = groups.get((base, "none", recipe, task, size), {}).get(metric)
                         if variant != "none" and reference:
                             cell += f" ({mean - statistics.mean(reference):+.1f})"
@@ -87,9 +90,9 @@ def markdown_table(rows: List[Dict[str, Any]]) -> str:
                             cell = f"**{cell}**"
                         cells.append(cell)
                     lines.append(f"| {size} | {variant} | " + " | ".join(cells) + " |")
-            seeds = sorted({row["seed"] for row in rows})
-            lines += ["", f"Dev scores (%), mean ± std over seeds {seeds}; (+x): gain over `none`, "
-                          "the same base fine-tuned without injection; best of each size in bold."]
+            lines += ["", f"Dev scores (%), mean ± std over seeds {seeds} ([n=k]: over the k of them that "
+                          "finished); (+x): gain over `none`, the same base fine-tuned without "
+                          "injection; best of each size in bold."]
             chosen = {
                 f"{row['task'].upper()} n={row['train_size']}: `{row['candidate']}`": None
                 for row in rows if (row["base"], row["recipe"]) == (base, recipe) and row["candidate"] != recipe
