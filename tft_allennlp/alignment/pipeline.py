@@ -7,7 +7,6 @@ import itertools
 import json
 import logging
 import multiprocessing
-import time
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import numpy
