@@ -11,7 +11,7 @@ from allennlp.common.checks import ConfigurationError
 
 from tests import FIXTURES_ROOT, PROJECT_ROOT
 from tft_allennlp.experiments import ExperimentSpec
-from tft_allennlp.experiments.report import markdown_table
+from tft_allennlp.experiments.report import markdown_table, plot
 from tft_allennlp.experiments.runner import ExperimentRunner
 
 
@@ -138,7 +138,9 @@ def test_the_example_specs_describe_the_real_grid(tmp_path):
         assert len(spec.untuned()) == 3 * sizes
         assert len(list(spec.glue_runs())) == 3 * 3 * sizes * 3  # variants x tasks x sizes x seeds
         assert len(list(spec.sweep_runs())) == 3 * 3 * sizes  # candidates x tasks x sizes
-    assert spec.train_sizes == [1000]
+        assert spec.train_sizes == [1000, None]
+    # The CPU grid cuts the fine-tuning epochs, and nothing else of the GLUE recipe.
+    assert spec.glue_overrides == {"trainer.num_epochs": 2} and not spec.keep_weights
 
 
 def test_sweep_names_and_clashes(tmp_path):
@@ -204,3 +206,18 @@ def test_table_marks_cells_with_fewer_seeds_and_gains_over_none():
     lines = table.splitlines()
     assert "| 1000 | none | 62.5 ± 17.7 |" in lines
     assert "| 1000 | tft | **75.0 ± 0.0 [n=1] (+12.5)** |" in lines
+
+
+def test_plot_marks_points_with_fewer_seeds(tmp_path, monkeypatch):
+    from matplotlib.axes import Axes
+
+    def row(variant, seed, accuracy):
+        return {"base": "b", "variant": variant, "recipe": "paper", "candidate": "paper", "task": "rte",
+                "train_size": "1000", "seed": seed, "accuracy": accuracy, "directory": "d"}
+
+    marks = []
+    monkeypatch.setattr(Axes, "annotate", lambda axis, text, xy, **kwargs: marks.append((text, xy)))
+    plot([row("none", 1, 0.5), row("none", 2, 0.75), row("tft", 1, 0.75)], str(tmp_path / "scores.png"))
+    # Only tft's point lacks a seed; it sits at x = 0 dodged right by 0.04, at its mean 75%.
+    assert marks == [("n=1", (0.04, 75.0))]
+    assert (tmp_path / "scores.png").stat().st_size > 0

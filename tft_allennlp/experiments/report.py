@@ -142,7 +142,8 @@ def plot(rows: List[Dict[str, Any]], path: str) -> None:
     """
     Score vs training size, one panel per task (its first GLUE metric), one line per base and
     variant with the standard deviation over seeds as error bars; one row of panels per recipe,
-    titled with the candidate a tuned recipe stands for.
+    titled with the candidate a tuned recipe stands for. A point averaged over fewer seeds
+    than the grid has is marked `n=k`.
     """
     import matplotlib
 
@@ -150,6 +151,7 @@ def plot(rows: List[Dict[str, Any]], path: str) -> None:
     import matplotlib.pyplot as plt
 
     groups = summarize(rows)
+    seeds = {row["seed"] for row in rows}
     tasks = sorted({row["task"] for row in rows})
     sizes = sorted({row["train_size"] for row in rows}, key=_size_order)
     recipes = list(dict.fromkeys(row["recipe"] for row in rows))
@@ -166,15 +168,19 @@ def plot(rows: List[Dict[str, Any]], path: str) -> None:
             for number, (base, variant) in enumerate(lines):
                 # Lines are dodged sideways so that their error bars do not hide each other.
                 dodge = 0.08 * (number - (len(lines) - 1) / 2)
-                points = [
-                    (x + dodge, *_mean_std(groups[(base, variant, recipe, task, size)][metric]))
+                values = [
+                    (x + dodge, groups[(base, variant, recipe, task, size)][metric])
                     for x, size in enumerate(sizes)
                     if (base, variant, recipe, task, size) in groups
                 ]
-                if points:
-                    xs, means, stds = zip(*points)
+                if values:
+                    xs, means, stds = zip(*((x, *_mean_std(v)) for x, v in values))
                     label = f"{base} {variant}" if several_bases else variant
                     axis.errorbar(xs, means, yerr=stds, marker="o", capsize=4, label=label)
+                    for x, v in values:
+                        if len(v) < len(seeds):  # as the table's [n=k]: fewer seeds finished
+                            axis.annotate(f"n={len(v)}", (x, statistics.mean(v)), xytext=(4, -10),
+                                          textcoords="offset points", fontsize=7)
             axis.set_xticks(range(len(sizes)), sizes)
             axis.set_xlim(-0.5, len(sizes) - 0.5)
             axis.set_xlabel("training examples")
