@@ -206,6 +206,9 @@ def test_table_marks_cells_with_fewer_seeds_and_gains_over_none():
     lines = table.splitlines()
     assert "| 1000 | none | 62.5 ± 17.7 |" in lines
     assert "| 1000 | tft | **75.0 ± 0.0 [n=1] (+12.5)** |" in lines
+    # A size where only the base has finished: nothing to compare, so nothing in bold.
+    lone = dict(row("none", 1, 0.5), train_size="all")
+    assert "| all | none | 50.0 ± 0.0 [n=1] |" in markdown_table([row("none", 1, 0.5), row("none", 2, 0.75), lone]).splitlines()
 
 
 def test_plot_marks_points_with_fewer_seeds(tmp_path, monkeypatch):

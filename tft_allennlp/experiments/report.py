@@ -71,7 +71,8 @@ def markdown_table(rows: List[Dict[str, Any]]) -> str:
                         for key in ((base, v, recipe, column[0], size) for v in variants)
                         if key in groups
                     ]
-                    best[column] = max(means) if means else None
+                    # Bold needs a comparison: a lone finished variant is not "best".
+                    best[column] = max(means) if len(means) > 1 else None
                 for variant in variants:
                     cells = []
                     for task, metric in columns:
