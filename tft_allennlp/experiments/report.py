@@ -87,7 +87,7 @@ def markdown_table(rows: List[Dict[str, Any]]) -> str:
                         reference = groups.get((base, "none", recipe, task, size), {}).get(metric)
                         if variant != "none" and reference:
                             cell += f" ({mean - statistics.mean(reference):+.1f})"
-                        if len(variants) > 1 and mean == best[(task, metric)]:
+                        if mean == best[(task, metric)]:
                             cell = f"**{cell}**"
                         cells.append(cell)
                     lines.append(f"| {size} | {variant} | " + " | ".join(cells) + " |")
@@ -169,18 +169,18 @@ def plot(rows: List[Dict[str, Any]], path: str) -> None:
             for number, (base, variant) in enumerate(lines):
                 # Lines are dodged sideways so that their error bars do not hide each other.
                 dodge = 0.08 * (number - (len(lines) - 1) / 2)
-                values = [
-                    (x + dodge, groups[(base, variant, recipe, task, size)][metric])
-                    for x, size in enumerate(sizes)
-                    if (base, variant, recipe, task, size) in groups
-                ]
-                if values:
-                    xs, means, stds = zip(*((x, *_mean_std(v)) for x, v in values))
+                points = []
+                for x, size in enumerate(sizes):
+                    values = groups.get((base, variant, recipe, task, size), {}).get(metric)
+                    if values:
+                        points.append((x + dodge, *_mean_std(values), len(values)))
+                if points:
+                    xs, means, stds, counts = zip(*points)
                     label = f"{base} {variant}" if several_bases else variant
                     axis.errorbar(xs, means, yerr=stds, marker="o", capsize=4, label=label)
-                    for x, v in values:
-                        if len(v) < len(seeds):  # as the table's [n=k]: fewer seeds finished
-                            axis.annotate(f"n={len(v)}", (x, statistics.mean(v)), xytext=(4, -10),
+                    for x, mean, count in zip(xs, means, counts):
+                        if count < len(seeds):  # as the table's [n=k]: fewer seeds finished
+                            axis.annotate(f"n={count}", (x, mean), xytext=(4, -10),
                                           textcoords="offset points", fontsize=7)
             axis.set_xticks(range(len(sizes)), sizes)
             axis.set_xlim(-0.5, len(sizes) - 0.5)
