@@ -31,6 +31,7 @@ def write_config(
 def allennlp_train(config: pathlib.Path, serialization_dir: pathlib.Path, *flags: str):
     """`allennlp train` from the project root (so the plugin file is found), output captured."""
     command = [sys.executable, "-m", "allennlp", "train", str(config), "-s", str(serialization_dir)]
-    command += ["--include-package", "tests.training.callbacks.sigkill", *flags]
+    command += ["--include-package", "tests.training.callbacks.sigkill"]
+    command += ["--include-package", "tests.training.callbacks.record_batches", *flags]
     environment = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}
     return subprocess.run(command, cwd=PROJECT_ROOT, capture_output=True, text=True, env=environment)

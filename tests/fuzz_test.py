@@ -100,7 +100,7 @@ def corpus_reader(lenient):
             {
                 "type": "tft_aligned_paraphrases",
                 "lenient": lenient,
-                "random_pairs_per_paraphrase": 0,
+                "negative_sampler": {"type": "tft_paper", "random_pairs_per_paraphrase": 0},
                 "tokenizer": {
                     "type": "pretrained_transformer",
                     "model_name": os.environ["TFT_MODEL"],

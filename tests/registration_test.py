@@ -1,13 +1,16 @@
 from allennlp.commands.subcommand import Subcommand
 from allennlp.data import DatasetReader
+from allennlp.data.data_loaders import DataLoader
 from allennlp.models import Model
 from allennlp.modules.span_extractors import SpanExtractor
+from allennlp.modules.token_embedders import TokenEmbedder
 from allennlp.predictors import Predictor
 from allennlp.training.callbacks import TrainerCallback
 from allennlp.training.learning_rate_schedulers import LearningRateScheduler
 from allennlp.training.metrics import Metric
 
 import tft_allennlp  # noqa: F401
+from tft_allennlp.dataset_readers.negative_samplers import NegativeSampler
 from tft_allennlp.modules.phrase_pair_features import PhrasePairFeatures
 
 REGISTERED = [
@@ -18,6 +21,11 @@ REGISTERED = [
     (Predictor, "tft_sentence_pair", "SentencePairPredictor"),
     (Predictor, "tft_phrase_pairs", "PhrasePairsPredictor"),
     (Metric, "tft_matthews_correlation", "MatthewsCorrelation"),
+    (Metric, "tft_pearson_correlation", "PearsonCorrelation"),
+    (Metric, "tft_spearman_correlation", "SpearmanCorrelation"),
+    (DataLoader, "tft_streaming", "StreamingDataLoader"),
+    (NegativeSampler, "tft_paper", "PaperNegativeSampler"),
+    (TokenEmbedder, "tft_pretrained_transformer", "TftPretrainedTransformerEmbedder"),
     (SpanExtractor, "tft_max_pooling", "MaxPoolingSpanExtractor"),
     (SpanExtractor, "tft_mean_pooling", "MeanPoolingSpanExtractor"),
     (PhrasePairFeatures, "tft_elaborate", "ElaborateFeatures"),

@@ -23,4 +23,4 @@ CONFIG_DEFAULTS = {
 for _name, _value in CONFIG_DEFAULTS.items():
     os.environ.setdefault(_name, _value)
 
-from tft_allennlp import commands, dataset_readers, models, modules, predictors, training  # noqa: E402,F401
+from tft_allennlp import commands, data_loaders, dataset_readers, models, modules, predictors, training  # noqa: E402,F401

@@ -61,7 +61,7 @@ def corpus_lines():
 def test_word_spans_map_to_hand_checked_wordpiece_spans():
     # [CLS] a man is play ##ing a f ##lu ##te . [SEP] a man plays the f ##lu ##te . [SEP]
     #   0   1  2   3   4    5   6 7  8    9  10   11  12  13   14   15 16 17  18  19  20
-    layout = build_reader().layout(FLUTE_SOURCE, FLUTE_TARGET)
+    layout = build_reader().encoder.layout(FLUTE_SOURCE, FLUTE_TARGET)
     assert len(layout.tokens) == 21
     assert [t.type_id for t in layout.tokens] == [0] * 12 + [1] * 9
     assert layout.source_span((0, 1)) == (1, 2)
@@ -75,7 +75,7 @@ def test_word_spans_map_to_hand_checked_wordpiece_spans():
 
 def test_words_without_wordpieces_are_skipped_at_span_edges():
     # A zero-width space tokenizes to nothing.
-    layout = build_reader().layout(["A", "\u200b", "man"], ["A", "man"])
+    layout = build_reader().encoder.layout(["A", "\u200b", "man"], ["A", "man"])
     assert layout.source_span((1, 1)) is None
     assert layout.source_span((0, 2)) == (1, 2)
     assert layout.source_span((1, 2)) == (2, 2)
@@ -93,7 +93,7 @@ def test_truncation_drops_cut_phrases_and_counts_them(caplog):
     assert phrase_labels(instance) == ["paraphrase"]
     list(reader.read(CORPUS))
     assert "phrase pairs dropped (cut by truncation or without wordpieces)" in caplog.text
-    assert "in-paraphrase negatives missing" in caplog.text
+    assert "aligned phrase pairs without an in-paraphrase negative" in caplog.text
 
 
 def test_span_mapping_property_on_random_sentences():
@@ -112,7 +112,7 @@ def test_span_mapping_property_on_random_sentences():
     for _ in range(200):
         source = [word() for _ in range(rng.randint(1, 15))]
         target = [word() for _ in range(rng.randint(1, 15))]
-        layout = reader.layout(source, target)
+        layout = reader.encoder.layout(source, target)
         n = len(layout.tokens)
         separator = [i for i, t in enumerate(layout.tokens) if t.text == "[SEP]"][0]
         for _ in range(10):
@@ -142,7 +142,7 @@ def test_negatives_follow_the_paper():
     reader = build_reader()
     for instance in paraphrases:
         record = lines[instance["metadata"]["line_number"] - 1]
-        layout = reader.layout(record["source"], record["target"])
+        layout = reader.encoder.layout(record["source"], record["target"])
         aligned = {
             (layout.source_span(tuple(s)), layout.target_span(tuple(t)))
             for s, t in record["alignments"]
@@ -191,7 +191,7 @@ def test_binary_mode_and_phrase_pair_cap():
 
 
 def test_more_random_pairs_per_paraphrase():
-    instances = list(build_reader(random_pairs_per_paraphrase=2).read(CORPUS))
+    instances = list(build_reader(negative_sampler={"type": "tft_paper", "random_pairs_per_paraphrase": 2}).read(CORPUS))
     randoms = [i for i in instances if i["label"].label == "random"]
     assert len(randoms) == 24
     for line in range(1, 13):
@@ -212,9 +212,16 @@ def test_train_and_validation_parts_split_the_corpus():
 def test_sharding_reads_each_pair_once_with_the_same_negatives(monkeypatch):
     expected = sorted(summary(i) for i in build_reader(buffer_size=3).read(CORPUS))
     shards = read_shards(monkeypatch, lambda: build_reader(buffer_size=3), CORPUS)
-    # 12 lines in 4 blocks of 3: one block each, paraphrase + random instance per line.
-    assert [len(shard) for shard in shards] == [6, 6, 6, 6]
+    # 12 lines in 4 blocks of 3. Blocks alternate between the two loader workers, lines of a
+    # block between the two ranks: rank 0 reads lines 1 3 | 5 | 7 9 | 11 (0-based 0 2 4 6 8 10),
+    # rank 1 the others, so each rank reads 6 lines, a paraphrase and a random instance each.
+    assert [len(shard) for shard in shards] == [8, 4, 4, 8]
+    rank0_lines = sorted(i["metadata"]["line_number"] for shard in shards[:2] for i in shard)
+    assert rank0_lines == sorted(2 * [1, 3, 5, 7, 9, 11])
     assert sorted(summary(i) for shard in shards for i in shard) == expected
+    # The count, made without tokenizing, is what each rank reads.
+    assert build_reader(buffer_size=3).count_instances(CORPUS, 2) == [12, 12]
+    assert build_reader(buffer_size=3).count_instances(CORPUS, 5) == [6, 6, 4, 4, 4]
 
 
 def test_a_last_block_of_one_line_joins_the_previous_block():

@@ -210,6 +210,10 @@ def test_sharding_reads_each_instance_exactly_once(monkeypatch):
     expected = [i["metadata"]["index"] for i in build_reader("mrpc").read(path)]
     assert sorted(seen) == sorted(expected)
     assert len(seen) == len(set(seen)) == 10
+    # The count, made without tokenizing, is what each rank reads (over its two workers).
+    assert build_reader("mrpc").count_instances(path, 2) == [5, 5]
+    assert build_reader("mrpc").count_instances(path, 3) == [4, 3, 3]
+    assert build_reader("mrpc", train_size=7).count_instances(path, 2) == [4, 3]
 
 
 def test_indexers_are_attached_outside_text_to_instance():

@@ -1,11 +1,12 @@
 import numpy
 import pytest
 from allennlp.common.testing import ModelTestCase
-from allennlp.data import Instance
+from allennlp.data import Batch, Instance
 from scipy.stats import pearsonr, spearmanr
 from sklearn.metrics import accuracy_score, f1_score, matthews_corrcoef
 
 from tests import CONFIGS_ROOT, FIXTURES_ROOT
+from tft_allennlp.data_loaders.streaming_data_loader import empty_batch
 
 GLUE = FIXTURES_ROOT / "glue"
 
@@ -81,3 +82,20 @@ class TestGlueClassifier(ModelTestCase):
         assert "loss" not in unlabelled
         labelled = self.model.forward_on_instance(self.instances[0])
         assert labelled["loss"] > 0
+
+    def test_an_empty_padding_batch_trains_nothing_and_counts_nothing(self):
+        """The empty batches `tft_streaming` gives a distributed worker whose data ran out."""
+        self.set_up_model(CONFIGS_ROOT / "glue/stsb.jsonnet", GLUE / "STS-B/train.tsv")
+        batch = Batch(self.instances)
+        batch.index_instances(self.vocab)
+        empty = empty_batch(batch.as_tensor_dict())
+        self.model.train()
+        output = self.model(**empty)
+        assert output["loss"].item() == 0.0 and output["score"].shape == (0,)
+        output["loss"].backward()
+        # Every parameter gets a (zero) gradient, so that DDP's backward completes.
+        for name, parameter in self.model.named_parameters():
+            assert parameter.grad is not None and not parameter.grad.any(), name
+        self.model.eval()
+        assert "loss" not in self.model(**empty)  # not counted in the validation loss
+        assert self.model.get_metrics(reset=True) == {"pearson": 0.0, "spearman": 0.0, "combined_score": 0.0}

@@ -9,6 +9,7 @@ from allennlp.data import Batch
 from allennlp.models import Model
 
 from tests import CONFIGS_ROOT, FIXTURES_ROOT
+from tft_allennlp.data_loaders.streaming_data_loader import empty_batch
 
 CORPUS = FIXTURES_ROOT / "paraphrase/aligned.jsonl"
 INJECTION_CONFIGS = sorted((CONFIGS_ROOT / "injection").glob("*.jsonnet"))
@@ -31,6 +32,22 @@ class TestParaphraseInjector(ModelTestCase):
         batch = Batch(self.instances)
         batch.index_instances(self.vocab)
         return batch.as_tensor_dict()
+
+    @pytest.mark.parametrize("config", ["tft", "three_way_pp"])
+    def test_an_empty_padding_batch_trains_nothing_and_counts_nothing(self, config):
+        """The empty batches `tft_streaming` gives a distributed worker whose data ran out."""
+        self.set_up_model(CONFIGS_ROOT / f"injection/{config}.jsonnet", CORPUS)
+        empty = empty_batch(self.tensors())
+        self.model.train()
+        output = self.model(**empty)
+        assert output["loss"].item() == 0.0 and output["phrase_logits"].shape[0] == 0
+        output["loss"].backward()
+        # Every parameter gets a (zero) gradient, also through the phrasal head alone.
+        for name, parameter in self.model.named_parameters():
+            assert parameter.grad is not None and not parameter.grad.any(), name
+        self.model.eval()
+        assert "loss" not in self.model(**empty)
+        assert not any(self.model.get_metrics(reset=True).values())
 
     def test_loss_is_the_sum_of_both_cross_entropies(self):
         self.set_up_model(CONFIGS_ROOT / "injection/tft.jsonnet", CORPUS)

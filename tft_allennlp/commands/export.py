@@ -53,7 +53,8 @@ def export_encoder(archive_file: str, output_dir: str, weights_file: str = None)
         raise ConfigurationError(
             f"{archive_file}: expected one pretrained_transformer embedder, found {len(embedders)}."
         )
-    tokenizer = getattr(archive.dataset_reader, "_tokenizer", None)
+    # The plugin's readers encode through a `PairEncoder`, which holds the tokenizer.
+    tokenizer = getattr(getattr(archive.dataset_reader, "encoder", None), "tokenizer", None)
     if not isinstance(tokenizer, PretrainedTransformerTokenizer):
         raise ConfigurationError(f"{archive_file}: the reader has no pretrained_transformer tokenizer.")
     os.makedirs(output_dir, exist_ok=True)

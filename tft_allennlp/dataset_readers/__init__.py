@@ -1,2 +1,3 @@
+from tft_allennlp.dataset_readers import negative_samplers
 from tft_allennlp.dataset_readers.aligned_paraphrases import AlignedParaphrasesReader
 from tft_allennlp.dataset_readers.glue import GlueTsvReader

@@ -6,14 +6,12 @@ from typing import Dict, Iterable, Iterator, List, NamedTuple, Optional, Tuple, 
 import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.common.file_utils import cached_path
-from allennlp.data import DatasetReader, Instance, Token, TokenIndexer, Tokenizer
+from allennlp.data import DatasetReader, Instance, TokenIndexer, Tokenizer
 from allennlp.data.fields import Field, LabelField, MetadataField, TensorField, TextField
-from allennlp.data.token_indexers import PretrainedTransformerIndexer
-from allennlp.data.tokenizers import PretrainedTransformerTokenizer
 
 from tft_allennlp.common.glue_tasks import GlueTask, get_glue_task
 from tft_allennlp.common.input_problems import InputProblems, read_lines
-from tft_allennlp.common.truncation import longest_first
+from tft_allennlp.common.pair_layout import PairEncoder
 
 logger = logging.getLogger(__name__)
 
@@ -90,25 +88,9 @@ class GlueTsvReader(DatasetReader):
             manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs
         )
         self._task: GlueTask = get_glue_task(task)
-        if not isinstance(tokenizer, PretrainedTransformerTokenizer):
-            raise ConfigurationError("tft_glue needs a 'pretrained_transformer' tokenizer.")
-        if tokenizer._add_special_tokens:
-            raise ConfigurationError(
-                "Set 'add_special_tokens: false' on the tokenizer of tft_glue: "
-                "the reader adds [CLS]/[SEP] itself when it joins the two sentences."
-            )
-        self._tokenizer = tokenizer
-        self._token_indexers = token_indexers or {
-            "tokens": PretrainedTransformerIndexer(tokenizer._model_name)
-        }
-        if self._task.is_pair:
-            num_special = tokenizer.num_special_tokens_for_pair()
-        else:
-            num_special = tokenizer.num_special_tokens_for_sequence()
-        if max_length <= num_special:
-            raise ConfigurationError(f"max_length must exceed {num_special}, got {max_length}.")
+        self.encoder = PairEncoder(tokenizer, max_length, "tft_glue")
+        self._token_indexers = token_indexers or self.encoder.default_indexers()
         self._max_length = max_length
-        self._wordpiece_budget = max_length - num_special
         if train_size is not None and train_size <= 0:
             raise ConfigurationError(f"train_size must be positive, got {train_size}.")
         self._train_size = train_size
@@ -143,12 +125,29 @@ class GlueTsvReader(DatasetReader):
             )
         problems.log_summary("rows")
 
+    def count_instances(self, file_path: str, world_size: int = 1) -> List[int]:
+        """
+        How many instances each of `world_size` distributed ranks reads from `file_path`: rank
+        `r` reads every `world_size`-th row from the `r`-th (AllenNLP's `shard_iterable`).
+        Counted by parsing the rows, without tokenizing them.
+        """
+        if self.max_instances is not None:
+            raise TypeError("Cannot count instances under max_instances.")
+        path = cached_path(file_path)
+        total = self._count_rows(path)
+        if self._train_size is not None:
+            total = min(total, self._train_size)
+        return [len(range(rank, total, world_size)) for rank in range(world_size)]
+
+    def _count_rows(self, path: str) -> int:
+        return sum(1 for _ in self._parse_rows(path, InputProblems(path, self._lenient)))
+
     def _subsample(self, path: str, rows: Iterator[_Row]) -> Iterator[_Row]:
         """
         Keeps `train_size` rows chosen uniformly with `seed`. A first streaming pass counts the
         valid rows, so memory stays proportional to the sample, not to the file.
         """
-        num_rows = sum(1 for _ in self._parse_rows(path, InputProblems(path, self._lenient)))
+        num_rows = self._count_rows(path)
         if self._train_size >= num_rows:
             logger.info("train_size %d >= %d rows: using all of them.", self._train_size, num_rows)
             yield from rows
@@ -225,13 +224,6 @@ class GlueTsvReader(DatasetReader):
             return None
         return text
 
-    def _truncate(self, pieces1: List[Token], pieces2: List[Token]) -> Tuple[List[Token], ...]:
-        length1, length2 = longest_first(len(pieces1), len(pieces2), self._wordpiece_budget)
-        if (length1, length2) == (len(pieces1), len(pieces2)):
-            return pieces1, pieces2
-        self._num_truncated += 1
-        return pieces1[:length1], pieces2[:length2]
-
     def text_to_instance(  # type: ignore
         self,
         sentence1: str,
@@ -245,14 +237,11 @@ class GlueTsvReader(DatasetReader):
                 f"Task {self._task.name} takes "
                 + ("two sentences." if self._task.is_pair else "one sentence.")
             )
-        pieces1 = self._tokenizer.tokenize(sentence1)
-        pieces2 = self._tokenizer.tokenize(sentence2) if sentence2 is not None else []
-        pieces1, pieces2 = self._truncate(pieces1, pieces2)
-        if sentence2 is not None:
-            tokens = self._tokenizer.add_special_tokens(pieces1, pieces2)
-        else:
-            tokens = self._tokenizer.add_special_tokens(pieces1)
-        fields: Dict[str, Field] = {"tokens": TextField(tokens)}
+        second = self.encoder.text(sentence2) if sentence2 is not None else None
+        joined = self.encoder.join(self.encoder.text(sentence1), second)
+        if joined.truncated:
+            self._num_truncated += 1
+        fields: Dict[str, Field] = {"tokens": TextField(joined.tokens)}
         if label is not None:
             if self._task.is_regression:
                 fields["label"] = TensorField(torch.tensor(float(label)))

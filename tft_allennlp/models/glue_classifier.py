@@ -5,17 +5,16 @@ from allennlp.data import TextFieldTensors, Vocabulary
 from allennlp.models.model import Model
 from allennlp.modules import Seq2VecEncoder, TextFieldEmbedder
 from allennlp.nn import InitializerApplicator, util
-from allennlp.training.metrics import (
-    CategoricalAccuracy,
-    F1Measure,
-    Metric,
-    PearsonCorrelation,
-    SpearmanCorrelation,
-)
+from allennlp.training.metrics import CategoricalAccuracy, F1Measure, Metric
 
 from tft_allennlp.common.glue_tasks import GlueTask, get_glue_task
 from tft_allennlp.models.classifier_layer import classifier_layer
-from tft_allennlp.training.metrics.matthews_correlation import MatthewsCorrelation
+from tft_allennlp.nn.util import mean_loss
+from tft_allennlp.training.metrics import (
+    MatthewsCorrelation,
+    PearsonCorrelation,
+    SpearmanCorrelation,
+)
 
 
 @Model.register("tft_glue_classifier")
@@ -41,10 +40,9 @@ class GlueClassifier(Model):
     seq2vec_encoder : `Seq2VecEncoder`, optional (default = `None`)
         How the sequence becomes one vector. By default the final `[CLS]` state, as in the
         paper; `{"type": "bert_pooler", "pretrained_model": ...}` adds BERT's pretrained
-        tanh pooler, as Hugging Face's `BertForSequenceClassification` does. AllenNLP keeps one
-        copy of each model per process, so then also drop the base config's
-        `transformer_kwargs: {add_pooling_layer: false}` from the embedder, or the pooler is
-        missing.
+        tanh pooler, as Hugging Face's `BertForSequenceClassification` does (the configs'
+        `tft_pretrained_transformer` embedder drops the pooler from its own copy of the model
+        only, so `bert_pooler` still finds it).
     dropout : `float`, optional (default = `0.1`)
         Dropout on the `[CLS]` vector, as in BERT.
     label_namespace : `str`, optional (default = `"labels"`)
@@ -117,7 +115,8 @@ class GlueClassifier(Model):
 
         An output dictionary with `logits` and `probs` of shape `(batch_size, num_labels)` for
         classification or `score` of shape `(batch_size,)` for regression, and `loss` when
-        labels are given.
+        labels are given: the mean over the examples of all distributed workers
+        (`tft_allennlp.nn.util.mean_loss`), and none for an empty padding batch in evaluation.
         """
         # Shape: (batch_size, num_wordpieces, embedding_dim)
         embedded = self._text_field_embedder(tokens)
@@ -137,7 +136,8 @@ class GlueClassifier(Model):
             output["score"] = score
             if label is not None:
                 gold = label.to(score.dtype).view(-1)
-                output["loss"] = torch.nn.functional.mse_loss(score, gold)
+                losses = torch.nn.functional.mse_loss(score, gold, reduction="none")
+                self._add_loss(output, losses, logits)
                 for metric in self._metrics.values():
                     metric(score, gold)
                 self._metrics_updated = True
@@ -146,11 +146,20 @@ class GlueClassifier(Model):
             output["probs"] = torch.nn.functional.softmax(logits, dim=-1)
             if label is not None:
                 gold = label.long().view(-1)
-                output["loss"] = torch.nn.functional.cross_entropy(logits, gold)
+                losses = torch.nn.functional.cross_entropy(logits, gold, reduction="none")
+                self._add_loss(output, losses, logits)
                 for metric in self._metrics.values():
                     metric(logits, gold)
                 self._metrics_updated = True
         return output
+
+    def _add_loss(
+        self, output: Dict[str, torch.Tensor], losses: torch.Tensor, logits: torch.Tensor
+    ) -> None:
+        # The mean over the whole distributed batch; none for an empty batch in evaluation.
+        loss = mean_loss(losses, logits, self.training)
+        if loss is not None:
+            output["loss"] = loss
 
     def make_output_human_readable(
         self, output_dict: Dict[str, torch.Tensor]

@@ -3,7 +3,6 @@ from typing import Any, Dict, List, Optional
 import torch
 from allennlp.common import Lazy
 from allennlp.common.checks import ConfigurationError, check_dimensions_match
-from allennlp.common.util import is_distributed
 from allennlp.data import TextFieldTensors, Vocabulary
 from allennlp.models.model import Model
 from allennlp.modules import TextFieldEmbedder
@@ -13,6 +12,7 @@ from allennlp.training.metrics import CategoricalAccuracy, FBetaMeasure
 
 from tft_allennlp.models.classifier_layer import classifier_layer
 from tft_allennlp.modules.phrase_pair_features import PhrasePairFeatures
+from tft_allennlp.nn.util import mean_loss
 
 
 @Model.register("tft_paraphrase_injector")
@@ -27,10 +27,11 @@ class ParaphraseInjector(Model):
       combined by `phrase_pair_features`, then dropout -> linear -> softmax over `paraphrase` /
       `random` / `in_paraphrase` (the `phrase_labels` namespace; two classes in binary mode),
 
-    with loss `L = w_s * Ls + w_p * Lp` (cross-entropy each; `Lp` is averaged over the real
-    phrase pairs of the batch, across all workers in distributed training). A weight of 0
-    removes that head: the paper's ablations +sentence (`phrase: 0`) and +3way-PP / +binary-PP (`sentence: 0`). After training, the
-    encoder is what matters: export it with `allennlp tft-export`.
+    with loss `L = w_s * Ls + w_p * Lp` (cross-entropy each; `Ls` is averaged over the sentence
+    pairs and `Lp` over the real phrase pairs of the batch, in distributed training of all
+    workers' batches: `tft_allennlp.nn.util.mean_loss`). A weight of 0 removes that head: the
+    paper's ablations +sentence (`phrase: 0`) and +3way-PP / +binary-PP (`sentence: 0`). After
+    training, the encoder is what matters: export it with `allennlp tft-export`.
 
     Registered as a `Model` with name "tft_paraphrase_injector".
 
@@ -144,7 +145,11 @@ class ParaphraseInjector(Model):
             output["sentence_logits"] = sentence_logits
             output["sentence_probs"] = torch.softmax(sentence_logits, dim=-1)
             if label is not None:
-                losses["sentence"] = torch.nn.functional.cross_entropy(sentence_logits, label)
+                # Shape: (batch_size,)
+                sentence_losses = torch.nn.functional.cross_entropy(
+                    sentence_logits, label, reduction="none"
+                )
+                losses["sentence"] = mean_loss(sentence_losses, sentence_logits, self.training)
                 self._metrics["sentence_accuracy"](sentence_logits, label)
 
         if self._phrase_classifier is not None:
@@ -161,33 +166,21 @@ class ParaphraseInjector(Model):
             output["phrase_probs"] = torch.softmax(phrase_logits, dim=-1)
             output["phrase_mask"] = phrase_mask
             if phrase_labels is not None:
-                losses["phrase"] = self._phrase_loss(phrase_logits, phrase_labels, phrase_mask)
+                # Shape: (num_real_pairs,): the loss is averaged over the batch's real pairs.
+                pair_losses = torch.nn.functional.cross_entropy(
+                    phrase_logits[phrase_mask], phrase_labels[phrase_mask], reduction="none"
+                )
+                losses["phrase"] = mean_loss(pair_losses, phrase_logits, self.training)
                 self._metrics["phrase_accuracy"](phrase_logits, phrase_labels, phrase_mask)
                 self._metrics["phrase_f1"](phrase_logits, phrase_labels, phrase_mask)
 
+        # An empty padding batch of `tft_streaming` has no loss in evaluation (`mean_loss`).
+        weighted = [self._loss_weights[name] * loss for name, loss in losses.items() if loss is not None]
+        if weighted:
+            output["loss"] = sum(weighted)
         if losses:
-            output["loss"] = sum(self._loss_weights[name] * loss for name, loss in losses.items())
             self._metrics_updated = True
         return output
-
-    def _phrase_loss(
-        self, logits: torch.Tensor, labels: torch.LongTensor, mask: torch.BoolTensor
-    ) -> torch.Tensor:
-        """
-        Cross-entropy averaged over the real phrase pairs of the batch. In distributed training
-        the batch is the union of the workers' batches: each worker divides its sum by the mean
-        number of pairs per worker, so that DDP's average of the workers' gradients is the
-        gradient of the mean over all pairs, as in a single process with the whole batch.
-        """
-        # Shape: (num_real_pairs,)
-        pair_losses = torch.nn.functional.cross_entropy(logits[mask], labels[mask], reduction="none")
-        # Summing over no pairs still keeps the graph connected, as DDP requires.
-        total = pair_losses.sum() + logits.sum() * 0.0
-        count = mask.sum().float()
-        if self.training and is_distributed():
-            # Every worker runs the same number of training steps, so this collective is safe.
-            count = util.dist_reduce_sum(count) / torch.distributed.get_world_size()
-        return total / count.clamp(min=1.0)
 
     def make_output_human_readable(
         self, output_dict: Dict[str, torch.Tensor]

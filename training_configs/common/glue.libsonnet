@@ -11,6 +11,14 @@
 local model_name = std.extVar('TFT_MODEL');
 local glue_dir = std.extVar('GLUE_DIR');
 
+// Each task's labels, as in tft_allennlp/common/glue_tasks.py (a test keeps the two equal): the
+// label vocabulary is declared rather than collected by a pass over the data.
+local labels = {
+  cola: ['0', '1'], sst2: ['0', '1'], mrpc: ['0', '1'], stsb: [], qqp: ['0', '1'],
+  mnli: ['entailment', 'neutral', 'contradiction'], qnli: ['entailment', 'not_entailment'],
+  rte: ['entailment', 'not_entailment'], wnli: ['0', '1'],
+};
+
 // task: reader/model task name; directory: the task's GLUE folder; validation_metric: the
 // metric that picks the best epoch; dev: dev file name (MNLI has dev_matched.tsv).
 function(task, directory, validation_metric, dev='dev.tsv') {
@@ -26,24 +34,22 @@ function(task, directory, validation_metric, dev='dev.tsv') {
   validation_dataset_reader: reader,
   train_data_path: glue_dir + '/' + directory + '/train.tsv',
   validation_data_path: glue_dir + '/' + directory + '/' + dev,
+  vocabulary: { type: 'from_instances', tokens_to_add: { labels: labels[task] } },
+  datasets_for_vocab_creation: [],
   model: {
     type: 'tft_glue_classifier',
     task: task,
     text_field_embedder: {
       token_embedders: {
-        tokens: {
-          type: 'pretrained_transformer',
-          model_name: model_name,
-          // The pooler is never used; leaving it out keeps DDP from waiting for its gradients.
-          // Remove for models without one (DistilBERT).
-          transformer_kwargs: { add_pooling_layer: false },
-        },
+        // Drops the checkpoint's unused pooler, which DDP would wait for, from any model.
+        tokens: { type: 'tft_pretrained_transformer', model_name: model_name },
       },
     },
     dropout: 0.1,
   },
-  data_loader: { batch_size: 32, shuffle: true },
-  validation_data_loader: { batch_size: 64, shuffle: false },
+  // Streamed through a window of 100 batches, sorted by length within it (README: "Data loading").
+  data_loader: { type: 'tft_streaming', batch_size: 32, shuffle: true, max_instances_in_memory: 3200 },
+  validation_data_loader: { type: 'tft_streaming', batch_size: 64, max_instances_in_memory: 6400 },
   trainer: {
     num_epochs: 4,
     optimizer: {

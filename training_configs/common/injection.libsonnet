@@ -21,7 +21,7 @@ function(pooling, features, binary=false, loss_weights={ sentence: 1.0, phrase: 
     tokenizer: { type: 'pretrained_transformer', model_name: model_name, add_special_tokens: false },
     token_indexers: { tokens: { type: 'pretrained_transformer', model_name: model_name } },
     max_length: 128,
-    random_pairs_per_paraphrase: 1,
+    negative_sampler: { type: 'tft_paper', random_pairs_per_paraphrase: 1 },
     binary: binary,
     validation_fraction: 0.05,
     seed: 13370,
@@ -30,15 +30,20 @@ function(pooling, features, binary=false, loss_weights={ sentence: 1.0, phrase: 
   validation_dataset_reader: reader { part: 'validation' },
   train_data_path: corpus,
   validation_data_path: corpus,
+  // The labels of the reader, declared rather than collected by a pass over the corpus.
+  vocabulary: {
+    type: 'from_instances',
+    tokens_to_add: {
+      labels: ['paraphrase', 'random'],
+      phrase_labels: if binary then ['paraphrase', 'in_paraphrase'] else ['paraphrase', 'random', 'in_paraphrase'],
+    },
+  },
+  datasets_for_vocab_creation: [],
   model: {
     type: 'tft_paraphrase_injector',
     text_field_embedder: {
       token_embedders: {
-        tokens: {
-          type: 'pretrained_transformer',
-          model_name: model_name,
-          transformer_kwargs: { add_pooling_layer: false },
-        },
+        tokens: { type: 'tft_pretrained_transformer', model_name: model_name },
       },
     },
     // input_dim comes from the embedder.
@@ -47,8 +52,10 @@ function(pooling, features, binary=false, loss_weights={ sentence: 1.0, phrase: 
     dropout: 0.2,
     loss_weights: loss_weights,
   },
-  data_loader: { batch_size: 100, shuffle: true },
-  validation_data_loader: { batch_size: 100, shuffle: false },
+  // Streamed: at most 5,000 instances (50 batches) in memory, sorted by length within them
+  // (README: "Data loading").
+  data_loader: { type: 'tft_streaming', batch_size: 100, shuffle: true, max_instances_in_memory: 5000 },
+  validation_data_loader: { type: 'tft_streaming', batch_size: 100, max_instances_in_memory: 5000 },
   trainer: {
     num_epochs: 20,
     optimizer: { type: 'adam', lr: 5e-5 },

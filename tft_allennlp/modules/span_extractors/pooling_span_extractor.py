@@ -57,6 +57,13 @@ class PoolingSpanExtractor(SpanExtractorWithSpanWidthEmbedding):
                 f"Expected sequence vectors of size {self._input_dim}, "
                 f"got {sequence_tensor.size(-1)}."
             )
+        if span_indices.numel() == 0:
+            # No spans at all (an empty padding batch): zeros, still connected to the sequence
+            # so that DDP sees a gradient for every parameter behind it.
+            # Shape: (batch_size, num_spans, input_dim)
+            return sequence_tensor.new_zeros(*span_indices.shape[:2], self._input_dim) + (
+                sequence_tensor.sum() * 0.0
+            )
         if span_indices_mask is not None:
             # Shape: (batch_size, num_spans, 2); padded spans become (0, 0).
             span_indices = span_indices * span_indices_mask.unsqueeze(-1).long()

@@ -1,0 +1,101 @@
+import os
+import random
+
+import pytest
+import torch
+from allennlp.common import Params
+from allennlp.data import DataLoader, DatasetReader, Vocabulary
+
+from tests import CONFIGS_ROOT
+from tests.synthetic import write_corpus, write_mrpc
+from tft_allennlp.data_loaders.streaming_data_loader import empty_batch
+
+
+def glue_reader():
+    return DatasetReader.from_params(Params.from_file(str(CONFIGS_ROOT / "glue/mrpc.jsonnet"))["dataset_reader"])
+
+
+def build_loader(reader, path, vocab=None, **kwargs):
+    loader = DataLoader.from_params(
+        Params({"type": "tft_streaming", **kwargs}), reader=reader, data_path=str(path)
+    )
+    loader.index_with(vocab or Vocabulary(tokens_to_add={"labels": ["0", "1"]}))
+    return loader
+
+
+def padding(batches):
+    """Wordpiece positions that are padding."""
+    return sum(int((~b["tokens"]["tokens"]["mask"]).sum()) for b in batches)
+
+
+def lines_of(batch):
+    return [metadata["line_number"] for metadata in batch["metadata"]]
+
+
+@pytest.mark.parametrize("num_workers", [0, 2])
+def test_windows_bucket_by_length_and_see_every_instance_once(tmp_path, num_workers):
+    write_mrpc(tmp_path / "train.tsv", 203)
+    loader = build_loader(glue_reader(), tmp_path / "train.tsv", batch_size=10, shuffle=True,
+                          max_instances_in_memory=50, num_workers=num_workers)
+    random.seed(1)
+    batches = list(loader)
+    # 203 instances: 20 full batches and the remainder of 3, which comes last; the partial
+    # batch of each window of 50 was carried into the next window instead.
+    assert [len(lines_of(b)) for b in batches] == [10] * 20 + [3]
+    assert len(loader) == len(batches)
+    assert sorted(line for b in batches for line in lines_of(b)) == list(range(2, 205))
+    # Bucketing: a batch pads to its own longest pair, so that it holds a small fraction of the
+    # padding of batches in reading order (pairs of 6 to 24 words here; the 10% length noise of
+    # shuffling keeps some).
+    unbucketed = build_loader(glue_reader(), tmp_path / "train.tsv", batch_size=10, bucket=False,
+                              max_instances_in_memory=50)
+    assert padding(batches) < 0.5 * padding(unbucketed)
+    # Shuffling: the batch order changes with the seed.
+    random.seed(2)
+    assert [lines_of(b) for b in loader] != [lines_of(b) for b in batches]
+
+
+def test_without_shuffling_the_order_is_fixed_and_the_random_generator_untouched(tmp_path):
+    write_mrpc(tmp_path / "dev.tsv", 40)
+    reader = glue_reader()
+    plain = build_loader(reader, tmp_path / "dev.tsv", batch_size=8, bucket=False)
+    assert [line for b in plain for line in lines_of(b)] == list(range(2, 42))
+    bucketed = build_loader(reader, tmp_path / "dev.tsv", batch_size=8, max_instances_in_memory=16)
+    state = random.getstate()
+    first = [lines_of(b) for b in bucketed]
+    # Validation must not move the generator that shuffles training (nor `--recover` replays).
+    assert random.getstate() == state
+    assert [lines_of(b) for b in bucketed] == first
+    for batch in bucketed:
+        lengths = batch["tokens"]["tokens"]["mask"].sum(-1)
+        assert lengths.tolist() == sorted(lengths.tolist())
+
+
+def test_length_comes_from_the_readers_count_per_distributed_worker(tmp_path):
+    write_corpus(tmp_path / "corpus.jsonl", 45)
+    params = Params.from_file(str(CONFIGS_ROOT / "injection/tft.jsonnet"), '{"dataset_reader.part": "all"}')
+    reader = DatasetReader.from_params(params["dataset_reader"])
+    vocab = Vocabulary.from_params(params["vocabulary"], instances=[])
+    # 45 lines, a paraphrase and a random instance each; a rank reads every second line.
+    assert reader.count_instances(str(tmp_path / "corpus.jsonl")) == [90]
+    assert reader.count_instances(str(tmp_path / "corpus.jsonl"), 2) == [46, 44]
+    loader = build_loader(reader, tmp_path / "corpus.jsonl", vocab, batch_size=20)
+    assert len(loader) == 5 == len(list(loader))
+    assert len(build_loader(reader, tmp_path / "corpus.jsonl", vocab, batch_size=20, batches_per_epoch=3)) == 3
+
+
+def test_a_reader_that_cannot_count_makes_the_length_unknown(tmp_path):
+    write_mrpc(tmp_path / "train.tsv", 5)
+    reader = DatasetReader.from_params(
+        Params.from_file(str(CONFIGS_ROOT / "glue/mrpc.jsonnet"), '{"dataset_reader.max_instances": 3}')["dataset_reader"]
+    )
+    with pytest.raises(TypeError):
+        len(build_loader(reader, tmp_path / "train.tsv", batch_size=2))
+
+
+def test_empty_batch_keeps_every_key_with_no_examples():
+    batch = {"tokens": {"tokens": {"token_ids": torch.ones(3, 5, dtype=torch.long)}},
+             "label": torch.tensor([1, 0, 1]), "metadata": [{"a": 1}] * 3}
+    empty = empty_batch(batch)
+    assert empty["tokens"]["tokens"]["token_ids"].shape == (0, 5)
+    assert empty["label"].shape == (0,) and empty["metadata"] == []

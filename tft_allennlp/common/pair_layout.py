@@ -1,0 +1,165 @@
+"""
+How a sentence or a sentence pair becomes one wordpiece sequence for a pretrained transformer:
+the tokenizer's own special tokens and segment ids (`[CLS] a [SEP] b [SEP]` for BERT),
+longest-first truncation to `max_length`, and, for word-split sentences, the map from word spans
+to wordpiece spans of the joined sequence. The GLUE reader, the injection reader and the
+predictors all encode through `PairEncoder`.
+"""
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
+
+from allennlp.common.checks import ConfigurationError
+from allennlp.data import Token, TokenIndexer, Tokenizer
+from allennlp.data.token_indexers import PretrainedTransformerIndexer
+from allennlp.data.tokenizers import PretrainedTransformerTokenizer
+
+from tft_allennlp.common.aligned_corpus import Span
+from tft_allennlp.common.truncation import longest_first
+
+CACHE_SIZE = 4096
+
+
+class WordPieces(NamedTuple):
+    """A word-split sentence's wordpieces and, per word, its inclusive wordpiece span (None:
+    the word has no pieces, e.g. a zero-width space)."""
+
+    pieces: List[Token]
+    word_spans: List[Optional[Span]]
+
+
+class Joined(NamedTuple):
+    """The joined, truncated sequence of one or two sentences."""
+
+    tokens: List[Token]
+    lengths: Tuple[int, int]
+    """Wordpieces kept of each sentence (0 for the missing second one)."""
+    offsets: Tuple[int, int]
+    """Position of each sentence's first wordpiece in `tokens`."""
+    truncated: bool
+
+
+class PairLayout:
+    """
+    The joined sequence of two word-split sentences and the map from word spans of either
+    sentence to wordpiece spans in it.
+    """
+
+    def __init__(self, joined: Joined, source: WordPieces, target: WordPieces) -> None:
+        self.tokens = joined.tokens
+        self.truncated = joined.truncated
+        self._sides = (
+            (source.word_spans, joined.offsets[0], joined.lengths[0]),
+            (target.word_spans, joined.offsets[1], joined.lengths[1]),
+        )
+
+    def source_span(self, span: Span) -> Optional[Span]:
+        return self._map(0, span)
+
+    def target_span(self, span: Span) -> Optional[Span]:
+        return self._map(1, span)
+
+    def _map(self, side: int, span: Span) -> Optional[Span]:
+        """
+        The wordpiece span covering word span `span`, or None when its words have no pieces or
+        truncation cut any of them. Words without pieces at the edges are skipped.
+        """
+        word_spans, offset, kept = self._sides[side]
+        covered = [pieces for pieces in word_spans[span[0] : span[1] + 1] if pieces is not None]
+        if not covered or covered[-1][1] >= kept:
+            return None
+        return offset + covered[0][0], offset + covered[-1][1]
+
+
+class PairEncoder:
+    """
+    Encodes sentences and sentence pairs for one pretrained transformer tokenizer.
+
+    # Parameters
+
+    tokenizer : `Tokenizer`
+        A `pretrained_transformer` tokenizer built with `add_special_tokens: false`: the
+        encoder adds the special tokens itself when it joins the two sentences.
+    max_length : `int`
+        Maximum wordpieces of a joined sequence, special tokens included.
+    owner : `str`
+        Named in configuration errors (the reader's registered name).
+    """
+
+    def __init__(self, tokenizer: Tokenizer, max_length: int, owner: str) -> None:
+        if not isinstance(tokenizer, PretrainedTransformerTokenizer):
+            raise ConfigurationError(f"{owner} needs a 'pretrained_transformer' tokenizer.")
+        if tokenizer._add_special_tokens:
+            raise ConfigurationError(
+                f"Set 'add_special_tokens: false' on the tokenizer of {owner}: the reader adds "
+                "the special tokens itself when it joins the two sentences."
+            )
+        if max_length <= tokenizer.num_special_tokens_for_pair() + 1:
+            raise ConfigurationError(
+                f"max_length {max_length} leaves no room for two sentences in {owner}."
+            )
+        self.tokenizer = tokenizer
+        self.max_length = max_length
+        self._cache: Dict[Tuple[str, ...], WordPieces] = {}
+
+    def default_indexers(self) -> Dict[str, TokenIndexer]:
+        """The `pretrained_transformer` indexer of the tokenizer's model."""
+        return {"tokens": PretrainedTransformerIndexer(self.tokenizer._model_name)}
+
+    def text(self, text: str) -> List[Token]:
+        """The wordpieces of a sentence given as text."""
+        return self.tokenizer.tokenize(text)
+
+    def join(self, first: List[Token], second: Optional[List[Token]] = None) -> Joined:
+        """
+        `first` (and `second`) with the tokenizer's special tokens and segment ids, wordpieces
+        removed from the end of the longer sentence first until the whole fits `max_length`.
+        """
+        tokenizer = self.tokenizer
+        if second is None:
+            budget = self.max_length - tokenizer.num_special_tokens_for_sequence()
+            kept = (min(len(first), budget), 0)
+            tokens = tokenizer.add_special_tokens(first[: kept[0]])
+            offsets = (len(tokenizer.single_sequence_start_tokens), 0)
+        else:
+            budget = self.max_length - tokenizer.num_special_tokens_for_pair()
+            kept = longest_first(len(first), len(second), budget)
+            tokens = tokenizer.add_special_tokens(first[: kept[0]], second[: kept[1]])
+            start = len(tokenizer.sequence_pair_start_tokens)
+            offsets = (start, start + kept[0] + len(tokenizer.sequence_pair_mid_tokens))
+        truncated = kept != (len(first), len(second or []))
+        return Joined(tokens, kept, offsets, truncated)
+
+    def layout(self, source: Sequence[str], target: Sequence[str]) -> PairLayout:
+        """The joined, truncated sequence of two word-split sentences, with its span map."""
+        encoded_source = self.word_pieces(source)
+        encoded_target = self.word_pieces(target)
+        joined = self.join(encoded_source.pieces, encoded_target.pieces)
+        return PairLayout(joined, encoded_source, encoded_target)
+
+    def word_pieces(self, words: Sequence[str]) -> WordPieces:
+        """
+        The wordpieces of a word-split sentence and each word's span of them. Cached: a reader
+        meets each sentence a few times within a block of its corpus (the cache is emptied when
+        it holds `CACHE_SIZE` sentences).
+        """
+        key = tuple(words)
+        if key not in self._cache:
+            if len(self._cache) >= CACHE_SIZE:
+                self._cache.clear()
+            self._cache[key] = self._word_pieces(key)
+        return self._cache[key]
+
+    def _word_pieces(self, words: Tuple[str, ...]) -> WordPieces:
+        hf_tokenizer = self.tokenizer.tokenizer
+        encoding = hf_tokenizer(list(words), is_split_into_words=True, add_special_tokens=False)
+        ids = encoding["input_ids"]
+        texts = hf_tokenizer.convert_ids_to_tokens(ids)
+        pieces = [Token(text, text_id=id_, type_id=0) for text, id_ in zip(texts, ids)]
+        word_spans: List[Optional[Span]] = [None] * len(words)
+        for piece_index, word_index in enumerate(encoding.word_ids()):
+            if word_index is None:
+                continue
+            current = word_spans[word_index]
+            word_spans[word_index] = (
+                (piece_index, piece_index) if current is None else (current[0], piece_index)
+            )
+        return WordPieces(pieces, word_spans)

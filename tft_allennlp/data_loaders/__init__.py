@@ -1,0 +1,1 @@
+from tft_allennlp.data_loaders.streaming_data_loader import StreamingDataLoader

@@ -1,0 +1,248 @@
+import itertools
+import logging
+import math
+import random
+from typing import Any, Iterable, Iterator, List, Optional, Tuple, Union
+
+import torch
+import torch.distributed as dist
+from allennlp.common.util import is_distributed, lazy_groups_of
+from allennlp.data import DatasetReader, Instance
+from allennlp.data.data_loaders import DataLoader, MultiProcessDataLoader, TensorDict
+from allennlp.data.data_loaders.data_collator import DataCollator, DefaultDataCollator
+from allennlp.data.dataset_readers import DatasetReaderInput
+from allennlp.data.fields import TextField
+from allennlp.data.samplers.bucket_batch_sampler import add_noise_to_value
+from allennlp.nn import util as nn_util
+
+logger = logging.getLogger(__name__)
+
+
+@DataLoader.register("tft_streaming")
+class StreamingDataLoader(MultiProcessDataLoader):
+    """
+    AllenNLP's `MultiProcessDataLoader` for corpora of any size and for distributed training
+    that sees every instance exactly once:
+
+    - **Streaming.** Instances are read lazily; at most `max_instances_in_memory` of them (a
+      window) are held at a time, plus fewer than `batch_size` carried to the next window.
+    - **Length bucketing.** Within each window, instances are sorted by length (with
+      `padding_noise` when shuffling, as AllenNLP's `bucket` sampler does) and cut into
+      batches of `batch_size`, so a batch pads to about its own length rather than to the
+      longest pair of a random sample; the window's batches are then shuffled. The last,
+      partial batch of a window is carried into the next one, so an epoch of `n` instances is
+      exactly `ceil(n / batch_size)` batches, all full but the very last. `bucket: false`
+      keeps the reading order (shuffled within the window if `shuffle`).
+    - **Every instance once under DDP.** AllenNLP's trainer ends a distributed epoch when the
+      first worker runs out of batches, so the data of the others' last batches would never be
+      trained on or validated. Without `batches_per_epoch`, this loader makes every worker take
+      the same number of steps: a worker whose share is used up takes *empty* batches (every
+      tensor with batch size 0) until the last worker is done. The plugin's models return a
+      zero loss connected to every parameter for them (DDP needs every worker's backward),
+      update no metric, and divide their losses by the mean number of examples per worker,
+      so each step's gradient is the mean over the real examples of all workers. One small
+      collective per batch decides this.
+
+    Its length is exact, and known before reading, when the reader can count its instances
+    (`count_instances`, as the plugin's readers do); otherwise, as for AllenNLP's lazy loader,
+    `len()` raises `TypeError` unless `batches_per_epoch` is set.
+
+    Batches are made in the main process from the instances that the `num_workers` reader
+    processes produce, so that the number of batches does not depend on `num_workers`.
+
+    Registered as a `DataLoader` with name "tft_streaming".
+
+    # Parameters
+
+    reader : `DatasetReader`
+    data_path : `DatasetReaderInput`
+        Supplied by `allennlp train` from `*_data_path`; no config entry.
+    batch_size : `int`
+        Instances per batch (per worker under distributed training).
+    shuffle : `bool`, optional (default = `False`)
+        Shuffles within each window: the order of its batches, and with bucketing adds the
+        padding noise. Set it for training.
+    bucket : `bool`, optional (default = `True`)
+        Sort each window by length before cutting it into batches.
+    sorting_keys : `List[str]`, optional (default = `None`)
+        Fields whose lengths bucketing sorts by; guessed from the first instances if not given
+        (the longest field, as AllenNLP's `bucket` sampler does).
+    padding_noise : `float`, optional (default = `0.1`)
+        Relative noise added to the lengths before sorting when `shuffle` is set.
+    max_instances_in_memory : `int`, optional (default = `100 * batch_size`)
+        The window: how many instances are read, sorted and shuffled together.
+    batches_per_epoch : `int`, optional (default = `None`)
+        If given, every epoch is exactly this many batches, the data restarting when it runs
+        out (AllenNLP's meaning): validate every N batches of a large corpus.
+    num_workers : `int`, optional (default = `0`)
+    start_method : `str`, optional (default = `"fork"`)
+    cuda_device : `Union[int, str, torch.device]`, optional
+        Set by the trainer; no config entry.
+    quiet : `bool`, optional (default = `True`)
+        Hides the "loading instances" progress bar that AllenNLP shows beside the trainer's.
+    collate_fn : `DataCollator`, optional (default = `DefaultDataCollator`)
+    """
+
+    def __init__(
+        self,
+        reader: DatasetReader,
+        data_path: DatasetReaderInput,
+        *,
+        batch_size: int,
+        shuffle: bool = False,
+        bucket: bool = True,
+        sorting_keys: Optional[List[str]] = None,
+        padding_noise: float = 0.1,
+        max_instances_in_memory: Optional[int] = None,
+        batches_per_epoch: Optional[int] = None,
+        num_workers: int = 0,
+        start_method: str = "fork",
+        cuda_device: Optional[Union[int, str, torch.device]] = None,
+        quiet: bool = True,
+        collate_fn: DataCollator = DefaultDataCollator(),
+    ) -> None:
+        super().__init__(
+            reader,
+            data_path,
+            batch_size=batch_size,
+            shuffle=shuffle,
+            batches_per_epoch=batches_per_epoch,
+            num_workers=num_workers,
+            max_instances_in_memory=max_instances_in_memory or 100 * batch_size,
+            start_method=start_method,
+            cuda_device=cuda_device,
+            quiet=quiet,
+            collate_fn=collate_fn,
+        )
+        self.bucket = bucket
+        self.sorting_keys = sorting_keys
+        self.padding_noise = padding_noise
+        self._num_batches: Optional[int] = None
+
+    def __len__(self) -> int:
+        if self.batches_per_epoch is not None:
+            return self.batches_per_epoch
+        if self._num_batches is None:
+            count = getattr(self.reader, "count_instances", None)
+            if count is None:
+                # Like AllenNLP's lazy loader: unknown without reading everything.
+                raise TypeError(f"{type(self.reader).__name__} cannot count its instances.")
+            world_size = dist.get_world_size() if is_distributed() else 1
+            per_worker = count(self.data_path, world_size)
+            # Every distributed worker takes as many steps as the one with the most batches.
+            self._num_batches = max(math.ceil(n / self.batch_size) for n in per_worker)
+        return self._num_batches
+
+    def __iter__(self) -> Iterator[TensorDict]:
+        batches = super().__iter__()
+        if self.batches_per_epoch is None and is_distributed():
+            batches = self._balanced(batches)
+        yield from batches
+
+    def _iter_batches(self) -> Iterator[TensorDict]:
+        # `iter_instances` reads in the worker processes (if any) and indexes the instances.
+        for batch in self._batches(self.iter_instances()):
+            tensors = self.collate_fn(batch)
+            if self.cuda_device is not None:
+                tensors = nn_util.move_to_device(tensors, self.cuda_device)
+            yield tensors
+
+    def _batches(self, instances: Iterable[Instance]) -> Iterator[List[Instance]]:
+        """Full batches window by window, the partial one carried on, then the remainder."""
+        carried: List[Instance] = []
+        for window in lazy_groups_of(iter(instances), self.max_instances_in_memory):
+            pool = carried + window
+            if self.bucket:
+                pool = self._sorted_by_length(pool)
+            elif self.shuffle:
+                random.shuffle(pool)
+            batches = [list(group) for group in lazy_groups_of(iter(pool), self.batch_size)]
+            if self.bucket and self.shuffle:
+                random.shuffle(batches)
+            carried = []
+            for batch in batches:
+                if len(batch) < self.batch_size:
+                    carried = batch
+                else:
+                    yield batch
+        if carried:
+            yield carried
+
+    def _sorted_by_length(self, pool: List[Instance]) -> List[Instance]:
+        """
+        `pool` sorted by the length of the sorting keys' fields, with relative noise of
+        `padding_noise` when shuffling: AllenNLP's `bucket` sampler, whose sorting this repeats
+        rather than calls, because it draws from the random generator even when it does not
+        shuffle (so an unshuffled validation pass would change the next epoch's shuffling and
+        `--recover`, which skips validation when it replays, would no longer match).
+        """
+        if self.sorting_keys is None:
+            # The longest text field of the first instances (the `bucket` sampler guesses the
+            # longest field of any kind).
+            texts = [name for name, field in pool[0].fields.items() if isinstance(field, TextField)]
+            self.sorting_keys = [
+                max(texts or pool[0].fields, key=lambda name: max(len(i.fields[name]) for i in pool[:10]))
+            ]
+        keys = self.sorting_keys
+
+        def lengths(instance: Instance) -> Tuple[float, ...]:
+            values = [len(instance.fields[key]) for key in keys]
+            if self.shuffle:
+                return tuple(add_noise_to_value(value, self.padding_noise) for value in values)
+            return tuple(values)
+
+        return sorted(pool, key=lengths)
+
+    def _balanced(self, batches: Iterator[TensorDict]) -> Iterator[TensorDict]:
+        """
+        The worker's batches, then empty batches until every distributed worker is done.
+        A worker that has no batch at all gets the shape of an empty batch from another one.
+        """
+        world_size = dist.get_world_size()
+        device = nn_util.distributed_device()
+        template: Optional[TensorDict] = None
+        padding = 0
+        for batch in itertools.chain(batches, itertools.repeat(None)):
+            if batch is not None and template is None:
+                template = empty_batch(batch)
+            # Shape: (2,): workers with a batch for this step, workers with a template.
+            status = torch.tensor([int(batch is not None), int(template is not None)], device=device)
+            dist.all_reduce(status)
+            if int(status[0]) == 0:
+                break
+            if int(status[1]) < world_size:
+                template = self._shared_template(template)
+            if batch is None:
+                padding += 1
+                batch = template
+            yield batch
+        if padding:
+            logger.info(
+                "Worker %d took %d empty batch(es) after its data, so that every worker "
+                "took the same number of steps.",
+                dist.get_rank(),
+                padding,
+            )
+
+    def _shared_template(self, template: Optional[TensorDict]) -> TensorDict:
+        """An empty batch from the first worker that has one, for workers that have none."""
+        own = None if template is None else nn_util.move_to_device(template, torch.device("cpu"))
+        gathered: List[Any] = [None] * dist.get_world_size()
+        dist.all_gather_object(gathered, own)
+        if template is not None:
+            return template
+        shared = next(item for item in gathered if item is not None)
+        if self.cuda_device is not None:
+            shared = nn_util.move_to_device(shared, self.cuda_device)
+        return shared
+
+
+def empty_batch(value: Any) -> Any:
+    """The same batch with no examples: tensors cut to batch size 0, lists (metadata) emptied."""
+    if isinstance(value, torch.Tensor):
+        return value[:0]
+    if isinstance(value, dict):
+        return {key: empty_batch(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return []
+    return value

@@ -1,0 +1,3 @@
+from tft_allennlp.modules.token_embedders.pretrained_transformer_embedder import (
+    TftPretrainedTransformerEmbedder,
+)
