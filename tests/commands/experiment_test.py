@@ -10,16 +10,18 @@ import pytest
 from allennlp.common.checks import ConfigurationError
 
 from tests import FIXTURES_ROOT, PROJECT_ROOT
-from tft_allennlp.experiments import ExperimentSpec
+from tft_allennlp.experiments import ExperimentSpec, tuned_choices
+from tft_allennlp.experiments.outcomes import tuned_choice
 from tft_allennlp.experiments.report import markdown_table, plot
-from tft_allennlp.experiments.runner import ExperimentRunner
+from tft_allennlp.experiments.runner import ExperimentRunner, parse_shard
 
 
 @pytest.fixture(scope="module")
 def experiment(tmp_path_factory, tiny_bert):
     """
     A 2 variants x 2 seeds grid on the fixtures, with the paper's recipe and one tuned by a
-    2-point learning-rate sweep, run once by `allennlp tft-experiment`.
+    2-point learning-rate sweep, run by two `allennlp tft-experiment --shard i/2` processes at
+    once (as two machines sharing the output directory would), then `--report-only`.
     """
     directory = tmp_path_factory.mktemp("experiment")
     split = {"dataset_reader.validation_fraction": 0.25, "validation_dataset_reader.validation_fraction": 0.25}
@@ -41,14 +43,30 @@ def experiment(tmp_path_factory, tiny_bert):
     }
     spec_path = directory / "spec.json"
     spec_path.write_text(json.dumps(spec))
-    command = [sys.executable, "-m", "allennlp", "tft-experiment", str(spec_path)]
-    result = subprocess.run(command, cwd=PROJECT_ROOT, capture_output=True, text=True, env=dict(os.environ))
-    assert result.returncode == 0, result.stderr[-3000:]
+    command = [sys.executable, "-m", "allennlp", "tft-experiment", str(spec_path), "--poll-seconds", "1"]
+    shards = [
+        subprocess.Popen(command + ["--shard", f"{i}/2"], cwd=PROJECT_ROOT, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=dict(os.environ))
+        for i in range(2)
+    ]
+    for shard in shards:
+        stdout, stderr = shard.communicate()
+        assert shard.returncode == 0, stderr[-3000:]
+    report = subprocess.run(command + ["--report-only"], cwd=PROJECT_ROOT, capture_output=True, text=True)
+    assert report.returncode == 0, report.stderr[-3000:]
     spec = ExperimentSpec.from_file(str(spec_path))
-    # Every distinct directory ran once: a sweep run that is also a grid run is not repeated.
-    distinct = {run.directory for run in [*spec.sweep_runs(), *spec.glue_runs()]}
-    assert f"runs: {{'done': {1 + len(distinct)}}}" in result.stdout
+    # Together the shards ran every distinct directory once: a sweep run that is also a grid
+    # run is not repeated, and no run ran in both shards.
+    choices = tuned_choices(spec)
+    distinct = {run.directory for run in [*spec.injection_runs(), *spec.sweep_runs(), *spec.glue_runs(choices)]}
+    attempts = [json.loads(line) for line in open(directory / "out/attempts.jsonl")]
+    assert sorted(a["directory"] for a in attempts) == sorted(os.path.relpath(d, spec.output_dir) for d in distinct)
+    assert {a["outcome"] for a in attempts} == {"done"} and {a["shard"] for a in attempts} == {"0/2", "1/2"}
     return spec
+
+
+def reported_runs(spec):
+    return list(spec.glue_runs(tuned_choices(spec)))
 
 
 def glue_metrics(run):
@@ -56,7 +74,7 @@ def glue_metrics(run):
 
 
 def test_every_run_has_its_config_metrics_and_log(experiment):
-    runs = list(experiment.glue_runs())
+    runs = reported_runs(experiment)
     assert [(run.recipe, run.seed) for run in runs] == [
         (recipe, seed) for recipe in ("tuned", "paper") for seed in (1, 2) for _ in ("none", "tft")
     ]
@@ -79,7 +97,7 @@ def test_the_sweep_picks_the_base_models_best_recipe_for_every_variant(experimen
     scores = {run.candidate: glue_metrics(run)["validation_combined_score"] for run in sweep}
     assert len(set(scores.values())) == 2
     chosen = max(scores, key=scores.get)
-    assert {run.candidate for run in experiment.glue_runs() if run.recipe == "tuned"} == {chosen}
+    assert {run.candidate for run in reported_runs(experiment) if run.recipe == "tuned"} == {chosen}
     table = open(os.path.join(experiment.output_dir, "results.md")).read()
     line = "Recipe chosen by the sweep on the base model: STSB n=8: `lr0.003`."
     assert (line in table) == (chosen == "lr0.003")
@@ -98,7 +116,7 @@ def test_csv_and_table_hold_the_runs_metrics(experiment):
     sections = {recipe: table[table.index(f"recipe `{recipe}`"):] for recipe in ("tuned", "paper")}
     for recipe, variant in itertools.product(("tuned", "paper"), ("none", "tft")):
         pearsons = []
-        for run in experiment.glue_runs():
+        for run in reported_runs(experiment):
             if (run.recipe, run.variant) != (recipe, variant):
                 continue
             metrics = glue_metrics(run)
@@ -114,7 +132,7 @@ def test_csv_and_table_hold_the_runs_metrics(experiment):
 
 
 def test_resuming_reruns_only_unfinished_runs(experiment):
-    runs = [run for run in experiment.glue_runs() if run.recipe == "paper"]
+    runs = [run for run in reported_runs(experiment) if run.recipe == "paper"]
     finished = {run.directory: os.path.getmtime(os.path.join(run.directory, "metrics.json")) for run in runs}
     # A run that crashed: its directory is there, its metrics are not.
     os.remove(os.path.join(runs[1].directory, "metrics.json"))
@@ -135,8 +153,8 @@ def test_the_example_specs_describe_the_real_grid(tmp_path):
         assert list(spec.candidates()) == ["paper", "lr0.0001", "lr0.0002"] and spec.seeds == [1, 2, 3]
         # Nothing has run, so the tuned grid is not known yet: only the paper's recipe is listed.
         sizes = len(spec.train_sizes)
-        assert len(spec.untuned()) == 3 * sizes
-        assert len(list(spec.glue_runs())) == 3 * 3 * sizes * 3  # variants x tasks x sizes x seeds
+        assert len(spec.tuned_keys()) == 3 * sizes and tuned_choices(spec) == {}
+        assert len(list(spec.glue_runs(tuned_choices(spec)))) == 3 * 3 * sizes * 3  # variants x tasks x sizes x seeds
         assert len(list(spec.sweep_runs())) == 3 * 3 * sizes  # candidates x tasks x sizes
         assert spec.train_sizes == [1000, None]
     # The CPU grid cuts the fine-tuning epochs, and nothing else of the GLUE recipe.
@@ -183,17 +201,17 @@ def test_tuned_candidate_is_the_best_mean_over_sweep_seeds(tmp_path):
         finish("rte", candidate, 1, scores[0])
         if candidate != "lr0.0002":
             finish("rte", candidate, 2, scores[1])
-    assert spec.tuned_candidate("b", "rte", None) is None
-    assert not [run for run in spec.glue_runs() if run.recipe == "tuned"]
+    assert tuned_choice(spec, ("b", "rte", None)) is None
+    assert not [run for run in spec.glue_runs(tuned_choices(spec)) if run.recipe == "tuned"]
     finish("rte", "lr0.0002", 2, 0.75)
-    assert spec.tuned_candidate("b", "rte", None) == "lr0.0001"
+    assert tuned_choice(spec, ("b", "rte", None)) == "lr0.0001"
     # STS-B: a run that predicted a constant has a NaN correlation and ranks last.
     for candidate, score in {"paper": 0.2, "lr0.0001": float("nan"), "lr0.0002": 0.1}.items():
         finish("stsb", candidate, 1, score)
         finish("stsb", candidate, 2, score)
-    assert spec.tuned_candidate("b", "stsb", None) == "paper"
-    assert spec.untuned() == []
-    tuned = [(run.task, run.candidate, run.seed) for run in spec.glue_runs() if run.recipe == "tuned"]
+    assert tuned_choice(spec, ("b", "stsb", None)) == "paper"
+    assert set(tuned_choices(spec)) == set(spec.tuned_keys())
+    tuned = [(run.task, run.candidate, run.seed) for run in spec.glue_runs(tuned_choices(spec)) if run.recipe == "tuned"]
     assert tuned == [(task, {"rte": "lr0.0001", "stsb": "paper"}[task], seed) for seed in (1, 2, 3) for task in ("rte", "stsb")]
 
 
@@ -224,3 +242,58 @@ def test_plot_marks_points_with_fewer_seeds(tmp_path, monkeypatch):
     # Only tft's point lacks a seed; it sits at x = 0 dodged right by 0.04, at its mean 75%.
     assert marks == [("n=1", (0.04, 75.0))]
     assert (tmp_path / "scores.png").stat().st_size > 0
+
+
+def test_two_processes_on_one_grid_never_run_a_run_twice(tmp_path, tiny_bert):
+    """Two unsharded `--jobs 2` processes on the same grid share it out through the run locks."""
+    spec = {
+        "output_dir": str(tmp_path / "out"), "base_models": {"tiny": tiny_bert}, "variants": ["none"],
+        "tasks": ["stsb"], "train_sizes": [8], "seeds": [1, 2], "glue_dir": str(FIXTURES_ROOT / "glue"),
+        "recipes": {"paper": {}, "fast": {"trainer.optimizer.lr": 1e-3}},
+        "glue_overrides": {"trainer.num_epochs": 1}, "keep_weights": False,
+    }
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    command = [sys.executable, "-m", "allennlp", "tft-experiment", str(tmp_path / "spec.json"),
+               "--jobs", "2", "--poll-seconds", "1"]
+    processes = [subprocess.Popen(command, cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True) for _ in range(2)]
+    outputs = [process.communicate() for process in processes]
+    assert [process.returncode for process in processes] == [0, 0], outputs[0][1][-2000:] + outputs[1][1][-2000:]
+    attempts = [json.loads(line) for line in open(tmp_path / "out/attempts.jsonl")]
+    directories = [a["directory"] for a in attempts]
+    assert len(directories) == len(set(directories)) == 4  # 2 recipes x 2 seeds, each run once
+    assert {a["outcome"] for a in attempts} == {"done"}
+    assert not list((tmp_path / "out").rglob("seed*.lock"))  # every run lock was released
+    # What one process did not run itself, it found finished by the other.
+    reported = [output.splitlines()[-1] for output, _ in outputs]
+    done = sum(int(line.split("'done': ")[1].split(",")[0].split("}")[0]) for line in reported if "'done'" in line)
+    assert done == 4
+
+
+def test_a_shard_without_waiting_leaves_runs_that_need_another_shards_injection(tmp_path, tiny_bert):
+    spec = ExperimentSpec(
+        output_dir=str(tmp_path), base_models={"tiny": tiny_bert}, tasks=["stsb"], glue_dir="g",
+        variants=["none", "tft"], train_sizes=[8], paraphrase_corpus="corpus.jsonl",
+    )
+    injection = next(spec.injection_runs())
+    none_run, tft_run = spec.glue_runs({})
+    # A shard count and index that give the fine-tuning of the injected encoder to one shard
+    # and its injection and the base model's run to others.
+    shard = next(
+        (i, n) for n in range(2, 20) for i in range(n)
+        if ExperimentRunner(spec, shard=(i, n)).owns(tft_run)
+        and not any(ExperimentRunner(spec, shard=(i, n)).owns(run) for run in (injection, none_run))
+    )
+    statuses = ExperimentRunner(spec, shard=shard, wait=False).run()
+    assert statuses == {tft_run.directory: "waiting"}
+    # Once the owner of the injection has marked it failed, the fine-tuning fails at once.
+    os.makedirs(os.path.dirname(injection.directory), exist_ok=True)
+    open(injection.directory + ".failed", "w").close()
+    assert ExperimentRunner(spec, shard=shard).run() == {tft_run.directory: "failed"}
+
+
+def test_shard_arguments():
+    assert parse_shard("2/5") == (2, 5)
+    for text in ("5/5", "-1/2", "1", "a/b"):
+        with pytest.raises(ValueError, match="--shard"):
+            parse_shard(text)

@@ -1,17 +1,21 @@
 """
-`allennlp tft-experiment SPEC`: runs a grid of injections and GLUE fine-tunings resumably and
-writes `runs.csv`, `results.md` and `scores.png` to the spec's output directory.
+`allennlp tft-experiment SPEC`: runs a grid of injections and GLUE fine-tunings resumably,
+in parallel (`--jobs`) and across machines (`--shard`), and writes `runs.csv`, `results.md`
+and `scores.png` to the spec's output directory.
 """
 import argparse
 import collections
 import logging
 import os
 import sys
+import tempfile
+from typing import List
 
 from allennlp.commands.subcommand import Subcommand
 
 from tft_allennlp.experiments import ExperimentRunner, ExperimentSpec, collect_results
 from tft_allennlp.experiments.report import markdown_table, plot, sweep_table, write_csv
+from tft_allennlp.experiments.runner import parse_shard
 from tft_allennlp.experiments.spec import selection_metric
 
 logger = logging.getLogger(__name__)
@@ -32,42 +36,78 @@ class Experiment(Subcommand):
         subparser.add_argument(
             "--report-only", action="store_true", help="write the outputs from finished runs only"
         )
+        subparser.add_argument(
+            "--jobs", type=int, default=1,
+            help="runs at once, each with CPUs/N threads and, where several GPUs are visible, one GPU",
+        )
+        subparser.add_argument(
+            "--shard", default="0/1", metavar="I/N",
+            help="run only shard I of N (0-based), e.g. one per machine or Slurm array task, "
+            "all writing to the same output directory",
+        )
+        subparser.add_argument(
+            "--no-wait", action="store_true",
+            help="leave runs that wait for another shard's injection or sweep, instead of waiting",
+        )
+        subparser.add_argument(
+            "--poll-seconds", type=float, default=30.0,
+            help="how often to look for other shards' runs while waiting",
+        )
         subparser.set_defaults(func=_experiment_from_args)
         return subparser
 
 
 def _experiment_from_args(args: argparse.Namespace) -> None:
     spec = ExperimentSpec.from_file(args.spec, args.output_dir)
-    statuses = {} if args.report_only else run_experiment(spec)
+    statuses = {}
+    if not args.report_only:
+        try:
+            shard = parse_shard(args.shard)
+        except ValueError as error:
+            sys.exit(f"tft-experiment: {error}")
+        if args.jobs < 1:
+            sys.exit("tft-experiment: --jobs must be at least 1.")
+        statuses = run_experiment(spec, args.jobs, shard, not args.no_wait, args.poll_seconds)
     counts = collections.Counter(statuses.values())
     paths = write_outputs(spec)
     print(f"runs: {dict(counts)}; wrote {', '.join(paths)}")
-    if counts["failed"]:
+    if counts["failed"] or counts["waiting"]:
         sys.exit(1)
 
 
-def run_experiment(spec: ExperimentSpec):
+def run_experiment(spec: ExperimentSpec, jobs=1, shard=(0, 1), wait=True, poll_seconds=30.0):
     os.makedirs(spec.output_dir, exist_ok=True)
-    with open(os.path.join(spec.output_dir, "spec.json"), "w") as handle:
-        handle.write(spec.dumps())
-    return ExperimentRunner(spec).run()
+    _write_atomically(os.path.join(spec.output_dir, "spec.json"), spec.dumps().encode())
+    return ExperimentRunner(spec, jobs, shard, wait, poll_seconds).run()
 
 
-def write_outputs(spec: ExperimentSpec):
+def write_outputs(spec: ExperimentSpec) -> List[str]:
     """
     Writes runs.csv, results.md (with the recipe sweep, if any) and scores.png from the finished
-    runs; returns their paths.
+    runs of every shard; returns their paths. Each file is replaced atomically, so shards that
+    finish at the same time never leave a half-written one.
     """
     rows = collect_results(spec)
     if not rows:
         logger.warning("No finished runs in %s yet.", spec.output_dir)
         return []
     paths = [os.path.join(spec.output_dir, name) for name in ("runs.csv", "results.md", "scores.png")]
-    write_csv(rows, paths[0])
-    with open(paths[1], "w") as handle:
-        handle.write(markdown_table(rows))
-        sweep_rows = collect_results(spec, list(spec.sweep_runs()))
-        if sweep_rows:
-            handle.write("\n" + sweep_table(sweep_rows, {task: selection_metric(task) for task in spec.tasks}))
-    plot(rows, paths[2])
+    with tempfile.TemporaryDirectory(dir=spec.output_dir) as scratch:
+        drafts = [os.path.join(scratch, os.path.basename(path)) for path in paths]
+        write_csv(rows, drafts[0])
+        with open(drafts[1], "w") as handle:
+            handle.write(markdown_table(rows))
+            sweep_rows = collect_results(spec, list(spec.sweep_runs()))
+            if sweep_rows:
+                handle.write("\n" + sweep_table(sweep_rows, {task: selection_metric(task) for task in spec.tasks}))
+        plot(rows, drafts[2])
+        for draft, path in zip(drafts, paths):
+            os.replace(draft, path)
     return paths
+
+
+def _write_atomically(path: str, content: bytes) -> None:
+    draft = f"{path}.{os.getpid()}.tmp"
+    with open(draft, "wb") as handle:
+        handle.write(content)
+    os.replace(draft, path)

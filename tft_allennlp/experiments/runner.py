@@ -1,31 +1,51 @@
 """
-Runs an experiment grid resumably: every injection and every GLUE fine-tuning is an ordinary
-`allennlp train` of the project's configs (with overrides, never copies) in a child process,
-with its config, metrics and log in its own directory. A run whose `metrics.json` exists is
-finished and skipped; an unfinished one is run again from scratch, up to `retries` more times,
-and then reported as failed. The order is: injections, the recipe sweep on the base models,
-then the reported grid.
+Runs an experiment grid resumably, in parallel and across machines.
+
+Every injection and every GLUE fine-tuning is an ordinary `allennlp train` of the project's
+configs (with overrides, never copies) in a child process, with its config, metrics and log in
+its own directory. A run whose `metrics.json` exists is finished and skipped; an unfinished one
+is run again from scratch, up to `retries` more times, and then reported as failed.
+
+Order and dependencies: injections, then the recipe sweep on the base models, then the reported
+grid seed by seed. A fine-tuning of an injected encoder waits for its injection; a run of the
+tuned recipe waits for the sweep that chooses it.
+
+Parallel and distributed execution:
+
+- `jobs` runs at once in this process, each with `cpus / jobs` CPU threads and, where several
+  GPUs are visible, a GPU of its own;
+- `shard = (i, n)`: this process owns the runs whose directory (relative to the output
+  directory) hashes to `i` modulo `n`, so `n` processes on as many machines, sharing the output
+  directory, together run the grid once; each waits for the injections and sweep runs it needs
+  from other shards (or, with `wait=False`, says which and leaves those runs);
+- a run is claimed with a lock file `DIRECTORY.lock` created exclusively, holding the host and
+  process id, so that two processes never run it at once; a lock left by a dead process on the
+  same host is taken over. A run that failed for good leaves `DIRECTORY.failed` so that the
+  shards waiting for it stop waiting.
+
+Every attempt is appended to `attempts.jsonl` in the output directory (directory, host, pid,
+start and end times, outcome).
 """
+import concurrent.futures
 import glob
 import json
 import logging
 import os
+import socket
 import subprocess
 import sys
-from typing import Any, Dict, List, Optional, Union
-
-from allennlp.common.tqdm import Tqdm
+import time
+import zlib
+from typing import Any, Dict, List, Optional, Tuple
 
 from tft_allennlp.commands.export import export_encoder
-from tft_allennlp.experiments.spec import ExperimentSpec, GlueRun, InjectionRun, read_metrics, size_name
+from tft_allennlp.experiments.outcomes import Run, is_finished, tuned_choice
+from tft_allennlp.experiments.spec import ExperimentSpec, GlueRun, InjectionRun, size_name
 
 logger = logging.getLogger(__name__)
 
 LOG = "train.log"
-
-
-def is_finished(directory: str) -> bool:
-    return os.path.exists(os.path.join(directory, "metrics.json"))
+ATTEMPTS = "attempts.jsonl"
 
 
 def seed_overrides(seed: int) -> Dict[str, int]:
@@ -47,103 +67,320 @@ def allennlp_train(config: str, directory: str, overrides: Dict[str, Any], envir
         ).returncode
     if os.path.isdir(directory):
         os.replace(log_path, os.path.join(directory, LOG))
-    return returncode == 0 and is_finished(directory)
+    return returncode == 0 and os.path.exists(os.path.join(directory, "metrics.json"))
+
+
+def parse_shard(text: str) -> Tuple[int, int]:
+    """`"i/n"` (0 <= i < n) -> (i, n)."""
+    try:
+        index, count = (int(part) for part in text.split("/"))
+    except ValueError:
+        raise ValueError(f"--shard takes i/n, e.g. 0/4, not {text!r}") from None
+    if not 0 <= index < count:
+        raise ValueError(f"--shard {text}: i must be in [0, n).")
+    return index, count
+
+
+class RunLock:
+    """An exclusive claim on a run: `DIRECTORY.lock`, created atomically, naming host and pid."""
+
+    def __init__(self, directory: str) -> None:
+        self.path = directory.rstrip("/") + ".lock"
+        self.owner = {"host": socket.gethostname(), "pid": os.getpid()}
+
+    def acquire(self) -> bool:
+        os.makedirs(os.path.dirname(self.path), exist_ok=True)
+        for _ in range(2):
+            try:
+                handle = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            except FileExistsError:
+                if not self._stale():
+                    return False
+                logger.warning("Taking over %s from a process that no longer runs.", self.path)
+                try:
+                    os.remove(self.path)
+                except FileNotFoundError:
+                    pass
+                continue
+            with os.fdopen(handle, "w") as out:
+                json.dump(self.owner, out)
+            return True
+        return False
+
+    def release(self) -> None:
+        try:
+            os.remove(self.path)
+        except FileNotFoundError:
+            pass
+
+    def _stale(self) -> bool:
+        """A lock of a dead process on this host (another host's locks are never stale here)."""
+        try:
+            with open(self.path) as handle:
+                owner = json.load(handle)
+        except (OSError, ValueError):
+            return False  # being written right now
+        if owner.get("host") != self.owner["host"]:
+            return False
+        try:
+            os.kill(int(owner["pid"]), 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            return False
+        return False
 
 
 class ExperimentRunner:
     """
-    Runs the injections, then the GLUE fine-tunings, of `spec`, skipping finished runs.
-    `statuses` maps each run directory to "skipped" (finished before), "done" or "failed".
+    Runs this process's share of `spec`, skipping finished runs.
+
+    # Parameters
+
+    spec : `ExperimentSpec`
+    jobs : `int`, optional (default = `1`)
+        Runs at once.
+    shard : `Tuple[int, int]`, optional (default = `(0, 1)`)
+        `(i, n)`: run the runs of shard `i` of `n`.
+    wait : `bool`, optional (default = `True`)
+        Wait for the runs of other shards (or of other processes) that this shard's runs need;
+        if `False`, leave the runs that would wait, and report them as "waiting".
+    poll_seconds : `float`, optional (default = `30`)
+        How often to look for the runs of other processes while waiting.
+
+    `run()` returns each run directory's outcome in this process: "skipped" (finished before),
+    "done", "failed", or, without waiting, "waiting".
     """
 
-    def __init__(self, spec: ExperimentSpec) -> None:
+    def __init__(
+        self,
+        spec: ExperimentSpec,
+        jobs: int = 1,
+        shard: Tuple[int, int] = (0, 1),
+        wait: bool = True,
+        poll_seconds: float = 30.0,
+    ) -> None:
+        if jobs < 1:
+            raise ValueError("jobs must be at least 1.")
         self.spec = spec
+        self.jobs = jobs
+        self.shard = shard
+        self.wait = wait
+        self.poll_seconds = poll_seconds
         self.statuses: Dict[str, str] = {}
+        self._cpus = len(os.sched_getaffinity(0))
+        self._gpus = _visible_gpus()
+
+    def owns(self, run: Run) -> bool:
+        """Whether this shard runs `run`: a stable hash of its directory within the experiment."""
+        relative = os.path.relpath(run.directory, self.spec.output_dir)
+        return zlib.crc32(relative.encode("utf-8")) % self.shard[1] == self.shard[0]
 
     def run(self) -> Dict[str, str]:
-        for injection in Tqdm.tqdm(list(self.spec.injection_runs()), desc="injection"):
-            self._attempt(injection)
-        for sweep_run in Tqdm.tqdm(list(self.spec.sweep_runs()), desc="recipe sweep"):
-            self._attempt(sweep_run)
-        # The tuned recipe is known only now; a sweep that failed leaves its grid cell unrun.
-        for base, task, size in self.spec.untuned():
-            key = f"tuned:{base}/{task}/n{size_name(size)}"
-            self.statuses[key] = "failed"
-            logger.error("%s: the recipe sweep did not finish, so the tuned runs were not started.", key)
-        for glue_run in Tqdm.tqdm(list(self.spec.glue_runs()), desc="fine-tuning"):
-            self._attempt(glue_run)
-        failed = [directory for directory, status in self.statuses.items() if status == "failed"]
-        for directory in failed:
-            log = os.path.join(directory, LOG)
-            # A run that failed before allennlp created its directory keeps the log beside it.
-            logger.error("Failed: %s (see %s)", directory, log if os.path.exists(log) else directory + ".log")
+        started = time.time()
+        running: Dict[concurrent.futures.Future, Tuple[Run, int, RunLock]] = {}
+        with concurrent.futures.ThreadPoolExecutor(self.jobs) as pool:
+            while True:
+                # run directory -> what it waits for (a run of another process)
+                waiting: Dict[str, str] = {}
+                free_slots = sorted(set(range(self.jobs)) - {slot for _, slot, _ in running.values()})
+                busy = {run.directory for run, _, _ in running.values()}
+                for run, blocker in self._plan():
+                    if run.directory in self.statuses or run.directory in busy:
+                        continue
+                    if blocker is not None:
+                        if blocker.directory in busy:
+                            continue  # its own injection or sweep run is running here
+                        if self._blocker_failed(blocker):
+                            self._fail(run, f"{blocker.directory} failed")
+                        else:
+                            waiting[run.directory] = blocker.directory
+                        continue
+                    if is_finished(run):
+                        self.statuses[run.directory] = "skipped"
+                        continue
+                    if _failed_since(run, started):
+                        # Another process gave up on it during this run: not tried again here.
+                        self.statuses[run.directory] = "failed"
+                        continue
+                    if not free_slots:
+                        continue
+                    lock = RunLock(run.directory)
+                    if not lock.acquire():
+                        waiting[run.directory] = run.directory  # another process runs it
+                        continue
+                    slot = free_slots.pop(0)
+                    running[pool.submit(self._attempt, run, slot)] = (run, slot, lock)
+                    busy.add(run.directory)
+                if not running:
+                    if not waiting:
+                        break
+                    described = ", ".join(sorted(set(waiting.values())))
+                    if not self.wait:
+                        for directory in waiting:
+                            self.statuses[directory] = "waiting"
+                        logger.warning("Left %d runs that wait for other processes' runs: %s",
+                                       len(waiting), described)
+                        break
+                    logger.info("Waiting for other processes' runs: %s", described)
+                    time.sleep(self.poll_seconds)
+                    continue
+                done, _ = concurrent.futures.wait(
+                    running, timeout=self.poll_seconds, return_when=concurrent.futures.FIRST_COMPLETED
+                )
+                for future in done:
+                    run, _, lock = running.pop(future)
+                    try:
+                        succeeded = future.result()
+                    finally:
+                        lock.release()
+                    if succeeded:
+                        self.statuses[run.directory] = "done"
+                    else:
+                        self._fail(run, "see its log")
         return self.statuses
 
-    def _attempt(self, run: Union[InjectionRun, GlueRun]) -> None:
-        if run.directory in self.statuses:  # a sweep run that is also in the reported grid
+    def _plan(self) -> List[Tuple[Run, Optional[Run]]]:
+        """
+        This shard's runs in order, each with the unfinished run it must wait for (None when it
+        can start). The tuned runs of a (base, task, size) appear once its sweep has chosen.
+        """
+        spec = self.spec
+        plan: List[Tuple[Run, Optional[Run]]] = []
+        for injection in spec.injection_runs():
+            plan.append((injection, None))
+        for sweep_run in spec.sweep_runs():
+            plan.append((sweep_run, None))
+        choices = {}
+        for key in spec.tuned_keys():
+            choice = tuned_choice(spec, key)
+            if choice is not None:
+                choices[key] = choice
+                continue
+            # The tuned runs wait for the first unfinished sweep run of their key.
+            pending = next(run for run in spec.sweep_runs_of(key) if not is_finished(run))
+            plan.append((_TunedPlaceholder(key, pending.directory), pending))
+        for glue_run in spec.glue_runs(choices):
+            injection = spec.injection_of(glue_run)
+            blocker = injection if injection is not None and not is_finished(injection) else None
+            plan.append((glue_run, blocker))
+        # A sweep run that is also a grid run appears once; placeholders belong to every shard.
+        seen = set()
+        owned = []
+        for run, blocker in plan:
+            if run.directory in seen:
+                continue
+            seen.add(run.directory)
+            if isinstance(run, _TunedPlaceholder) or self.owns(run):
+                owned.append((run, blocker))
+        return owned
+
+    def _blocker_failed(self, blocker: Run) -> bool:
+        """
+        Whether a run that others wait for has failed: here (for this shard's own runs, which
+        this process retries however they ended before), or in the process that owns it.
+        """
+        if self.owns(blocker):
+            return self.statuses.get(blocker.directory) == "failed"
+        return _failed_since(blocker, 0.0)
+
+    def _fail(self, run: Run, reason: str) -> None:
+        self.statuses[run.directory] = "failed"
+        if isinstance(run, _TunedPlaceholder):
+            logger.error("%s: the recipe sweep did not finish (%s), so its tuned runs were not started.",
+                         run.directory, reason)
             return
-        if isinstance(run, GlueRun) and self._model_path(run) is None:
-            self.statuses[run.directory] = "failed"
-            logger.error("%s: its injection failed, not fine-tuned.", run.directory)
-            return
-        if self._finished(run):
-            self.statuses[run.directory] = "skipped"
-            return
+        # A run that failed before allennlp created its directory keeps the log beside it.
+        logs = [path for path in (os.path.join(run.directory, LOG), run.directory + ".log") if os.path.exists(path)]
+        logger.error("Failed: %s (%s%s)", run.directory, reason, f"; log: {logs[0]}" if logs else "")
+        os.makedirs(os.path.dirname(run.directory), exist_ok=True)
+        with open(run.directory + ".failed", "w") as marker:
+            json.dump({"reason": reason, "log": logs[0] if logs else None}, marker)
+
+    def _attempt(self, run: Run, slot: int) -> bool:
+        """Runs `run` (retrying) in job slot `slot`; True on success."""
+        if os.path.exists(run.directory + ".failed"):
+            os.remove(run.directory + ".failed")  # a new attempt of a run that failed before
         for attempt in range(1 + self.spec.retries):
             if attempt:
                 logger.warning("Retrying %s (attempt %d)", run.directory, attempt + 1)
-            if self._execute(run):
-                self.statuses[run.directory] = "done"
+            started = time.time()
+            logger.info("Starting %s", run.directory)
+            succeeded = self._execute(run, self._environment(slot))
+            self._record(run, started, succeeded)
+            if succeeded:
                 if isinstance(run, GlueRun) and not self.spec.keep_weights:
                     for path in glob.glob(os.path.join(run.directory, "*.th")):
                         os.remove(path)
                     os.remove(os.path.join(run.directory, "model.tar.gz"))
-                return
-        self.statuses[run.directory] = "failed"
+                logger.info("Finished %s in %.0f s", run.directory, time.time() - started)
+                return True
+        return False
 
-    def _finished(self, run: Union[InjectionRun, GlueRun]) -> bool:
-        if isinstance(run, InjectionRun):
-            return is_finished(run.directory) and os.path.exists(os.path.join(run.encoder, "config.json"))
-        return is_finished(run.directory)
+    def _environment(self, slot: int) -> Dict[str, str]:
+        """CPU threads and GPU of a job slot (nothing is changed for a single job)."""
+        environment: Dict[str, str] = {}
+        if self.jobs > 1:
+            threads = str(max(1, self._cpus // self.jobs))
+            environment.update(OMP_NUM_THREADS=threads, MKL_NUM_THREADS=threads)
+            if len(self._gpus) > 1:
+                environment["CUDA_VISIBLE_DEVICES"] = self._gpus[slot % len(self._gpus)]
+        return environment
 
-    def _execute(self, run: Union[InjectionRun, GlueRun]) -> bool:
-        base_model = self.spec.base_models[run.base]
+    def _execute(self, run: Run, environment: Dict[str, str]) -> bool:
+        spec = self.spec
+        base_model = spec.base_models[run.base]
         if isinstance(run, InjectionRun):
-            environment = {"TFT_MODEL": base_model, "TFT_PARAPHRASE_CORPUS": self.spec.paraphrase_corpus}
-            overrides = {**seed_overrides(self.spec.injection_seed), **self.spec.injection_overrides}
+            environment = {**environment, "TFT_MODEL": base_model, "TFT_PARAPHRASE_CORPUS": spec.paraphrase_corpus}
+            overrides = {**seed_overrides(spec.injection_seed), **spec.injection_overrides}
             if not allennlp_train(run.config, run.directory, overrides, environment):
                 return False
             export_encoder(os.path.join(run.directory, "model.tar.gz"), run.encoder)
             return True
-        environment = {"TFT_MODEL": self._model_path(run), "GLUE_DIR": self.spec.glue_dir}
+        injection = spec.injection_of(run)
+        model = base_model if injection is None else injection.encoder
+        environment = {**environment, "TFT_MODEL": model, "GLUE_DIR": spec.glue_dir}
         overrides: Dict[str, Any] = {**seed_overrides(run.seed), "dataset_reader.seed": run.seed}
         overrides["dataset_reader.train_size"] = run.train_size
-        overrides.update(self.spec.glue_overrides)
-        overrides.update(self.spec.candidates()[run.candidate])
+        overrides.update(spec.glue_overrides)
+        overrides.update(spec.candidates()[run.candidate])
         return allennlp_train(run.config, run.directory, overrides, environment)
 
-    def _model_path(self, run: GlueRun) -> Optional[str]:
-        """The base checkpoint, or the exported encoder of the run's injection (None if failed)."""
-        for injection in self.spec.injection_runs():
-            if (injection.base, injection.variant) == (run.base, run.variant):
-                return injection.encoder if self.statuses.get(injection.directory) != "failed" else None
-        return self.spec.base_models[run.base]
-
-
-def collect_results(spec: ExperimentSpec, runs: Optional[List[GlueRun]] = None) -> List[Dict[str, Any]]:
-    """
-    One row per finished GLUE run (of the reported grid, or of `runs`): its coordinates, the
-    candidate recipe it ran with and its dev metrics.
-    """
-    rows = []
-    for run in spec.glue_runs() if runs is None else runs:
-        metrics = read_metrics(run.directory, spec.metric_epoch)
-        if metrics is None:
-            continue
-        row: Dict[str, Any] = {
-            "base": run.base, "variant": run.variant, "recipe": run.recipe, "candidate": run.candidate,
-            "task": run.task, "train_size": run.size_name, "seed": run.seed, **metrics,
+    def _record(self, run: Run, started: float, succeeded: bool) -> None:
+        """Appends the attempt to the experiment's `attempts.jsonl` (one short line)."""
+        record = {
+            "directory": os.path.relpath(run.directory, self.spec.output_dir),
+            "host": socket.gethostname(), "pid": os.getpid(), "shard": "/".join(map(str, self.shard)),
+            "started": round(started, 1), "ended": round(time.time(), 1),
+            "outcome": "done" if succeeded else "failed",
         }
-        row["directory"] = os.path.relpath(run.directory, spec.output_dir)
-        rows.append(row)
-    return rows
+        with open(os.path.join(self.spec.output_dir, ATTEMPTS), "a") as out:
+            out.write(json.dumps(record) + "\n")
+
+
+def _failed_since(run: Run, since: float) -> bool:
+    """Whether a process marked `run` failed at or after time `since`."""
+    marker = run.directory + ".failed"
+    return os.path.exists(marker) and os.path.getmtime(marker) >= since
+
+
+class _TunedPlaceholder:
+    """Stands for the tuned runs of one (base, task, size) until their sweep has finished."""
+
+    def __init__(self, key, sweep_directory: str) -> None:
+        base, task, size = key
+        self.directory = f"tuned:{base}/{task}/n{size_name(size)}"
+        self.sweep_directory = sweep_directory
+
+
+def _visible_gpus() -> List[str]:
+    """The ids of the GPUs this process may use (`CUDA_VISIBLE_DEVICES`, or all of them)."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        return [gpu for gpu in visible.split(",") if gpu.strip()]
+    try:
+        import torch
+
+        return [str(index) for index in range(torch.cuda.device_count())]
+    except Exception:  # no usable CUDA
+        return []

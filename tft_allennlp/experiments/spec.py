@@ -7,14 +7,15 @@ A recipe is a named set of GLUE config overrides. Besides the fixed ones (`recip
 paper's), a spec may ask for a small sweep (`sweep`): every candidate recipe is tried on the base
 model without injection, the best on dev becomes the `tuned` recipe of that base, task and
 training size, and every variant of the base is then fine-tuned with it unchanged.
+
+The spec only describes: it never reads the disk. Which candidate the sweep chose is found from
+the finished runs (`outcomes.tuned_choices`) and handed to `glue_runs`.
 """
 import itertools
 import json
-import math
 import os
-import statistics
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
 
 from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
@@ -38,6 +39,9 @@ VARIANTS: Dict[str, Optional[str]] = {
 # The recipe label of the runs that use the sweep's choice.
 TUNED = "tuned"
 
+TunedKey = Tuple[str, str, Optional[int]]
+"""(base, task, train_size): what a tuned recipe is chosen for."""
+
 
 def size_name(train_size: Optional[int]) -> str:
     """"all" for the whole training file, else the number of examples."""
@@ -50,24 +54,6 @@ def sweep_point_name(point: Dict[str, Any]) -> str:
         return f"{value:g}" if isinstance(value, (int, float)) else str(value)
 
     return "_".join(f"{key.split('.')[-1].replace('num_', '')}{text(value)}" for key, value in point.items())
-
-
-def read_metrics(directory: str, metric_epoch: str) -> Optional[Dict[str, float]]:
-    """
-    The dev metrics of a finished run (None if unfinished): after the last epoch
-    (`metric_epoch="last"`) or of the epoch that was best on dev (`"best"`), without the prefix.
-    """
-    path = os.path.join(directory, "metrics.json")
-    if not os.path.exists(path):
-        return None
-    with open(path) as handle:
-        metrics = json.load(handle)
-    prefix = "validation_" if metric_epoch == "last" else "best_validation_"
-    return {
-        key[len(prefix):]: value
-        for key, value in metrics.items()
-        if key.startswith(prefix) and key != prefix + "loss"
-    }
 
 
 def selection_metric(task: str) -> str:
@@ -215,8 +201,10 @@ class ExperimentSpec:
     def injection_runs(self) -> Iterator[InjectionRun]:
         for base, variant in itertools.product(self.base_models, self.variants):
             if VARIANTS[variant] is not None:
-                directory = os.path.join(self.output_dir, "injection", base, variant)
-                yield InjectionRun(base, variant, directory)
+                yield self._injection(base, variant)
+
+    def _injection(self, base: str, variant: str) -> InjectionRun:
+        return InjectionRun(base, variant, os.path.join(self.output_dir, "injection", base, variant))
 
     def sweep_points(self) -> Dict[str, Dict[str, Any]]:
         """The sweep's combinations by name, e.g. `lr0.0001_epochs2`."""
@@ -242,43 +230,33 @@ class ExperimentSpec:
         for seed, task, size, base, candidate in grid:
             yield self._run(base, "none", candidate, candidate, task, size, seed)
 
-    def tuned_candidate(self, base: str, task: str, train_size: Optional[int]) -> Optional[str]:
-        """
-        The candidate with the best mean dev score over `sweep_seeds` on the base model (the
-        first one on ties); None until every candidate's sweep runs have finished.
-        """
-        scores: List[Tuple[float, str]] = []
-        for candidate in self.candidates():
-            values = []
-            for seed in self.sweep_seeds:
-                run = self._run(base, "none", candidate, candidate, task, train_size, seed)
-                metrics = read_metrics(run.directory, self.metric_epoch)
-                if metrics is None:
-                    return None
-                values.append(metrics[selection_metric(task)])
-            mean = statistics.mean(values)
-            # A correlation is NaN when a run predicts a constant: such a recipe ranks last.
-            scores.append((mean if not math.isnan(mean) else -math.inf, candidate))
-        return max(scores, key=lambda score: score[0])[1]
+    def tuned_keys(self) -> List[TunedKey]:
+        """The (base, task, train_size) that each get a tuned recipe from the sweep."""
+        if not self.sweep:
+            return []
+        return list(itertools.product(self.base_models, self.tasks, self.train_sizes))
 
-    def glue_runs(self) -> Iterator[GlueRun]:
+    def glue_runs(self, choices: Optional[Mapping[TunedKey, str]] = None) -> Iterator[GlueRun]:
         """
         Every reported run, seed by seed so that a partial grid is balanced: the tuned recipe
-        first (where the sweep has chosen), then the fixed recipes.
+        first, for the (base, task, train_size) whose candidate `choices` gives, then the fixed
+        recipes.
         """
+        choices = choices or {}
         recipes = ([TUNED] if self.sweep else []) + list(self.recipes)
         grid = itertools.product(recipes, self.seeds, self.tasks, self.train_sizes, self.base_models, self.variants)
         for recipe, seed, task, size, base, variant in grid:
-            candidate = self.tuned_candidate(base, task, size) if recipe == TUNED else recipe
+            candidate = choices.get((base, task, size)) if recipe == TUNED else recipe
             if candidate is not None:
                 yield self._run(base, variant, recipe, candidate, task, size, seed)
 
-    def untuned(self) -> List[Tuple[str, str, Optional[int]]]:
-        """(base, task, train_size) whose sweep has not finished, so "tuned" has no runs yet."""
-        if not self.sweep:
-            return []
-        grid = itertools.product(self.base_models, self.tasks, self.train_sizes)
-        return [(base, task, size) for base, task, size in grid if self.tuned_candidate(base, task, size) is None]
+    def injection_of(self, run: GlueRun) -> Optional[InjectionRun]:
+        """The injection whose encoder `run` fine-tunes (None for the base model itself)."""
+        return None if VARIANTS[run.variant] is None else self._injection(run.base, run.variant)
+
+    def sweep_runs_of(self, key: TunedKey) -> List[GlueRun]:
+        """The sweep runs that choose the tuned recipe of (base, task, train_size)."""
+        return [run for run in self.sweep_runs() if (run.base, run.task, run.train_size) == key]
 
     def dumps(self) -> str:
         return json.dumps(self.__dict__, indent=2)

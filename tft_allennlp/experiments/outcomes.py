@@ -1,0 +1,80 @@
+"""
+What the finished runs of an experiment say, read from their directories: whether a run has
+finished, its dev metrics, which candidate recipe the sweep chose, and one row per finished run
+for the report. Everything here reads the disk; the spec itself never does.
+"""
+import json
+import math
+import os
+import statistics
+from typing import Any, Dict, List, Optional, Union
+
+from tft_allennlp.experiments.spec import ExperimentSpec, GlueRun, InjectionRun, TunedKey, selection_metric
+
+Run = Union[InjectionRun, GlueRun]
+
+
+def is_finished(run: Run) -> bool:
+    """A run is finished when it wrote `metrics.json` (and an injection, its exported encoder)."""
+    if not os.path.exists(os.path.join(run.directory, "metrics.json")):
+        return False
+    return not isinstance(run, InjectionRun) or os.path.exists(os.path.join(run.encoder, "config.json"))
+
+
+def read_metrics(directory: str, metric_epoch: str) -> Optional[Dict[str, float]]:
+    """
+    The dev metrics of a finished run (None if unfinished): after the last epoch
+    (`metric_epoch="last"`) or of the epoch that was best on dev (`"best"`), without the prefix.
+    """
+    path = os.path.join(directory, "metrics.json")
+    if not os.path.exists(path):
+        return None
+    with open(path) as handle:
+        metrics = json.load(handle)
+    prefix = "validation_" if metric_epoch == "last" else "best_validation_"
+    return {
+        key[len(prefix):]: value
+        for key, value in metrics.items()
+        if key.startswith(prefix) and key != prefix + "loss"
+    }
+
+
+def tuned_choice(spec: ExperimentSpec, key: TunedKey) -> Optional[str]:
+    """
+    The candidate with the best mean dev score over `sweep_seeds` on the base model (the first
+    one on ties) for (base, task, train_size); None until all its sweep runs have finished.
+    """
+    scores: Dict[str, List[float]] = {}
+    for run in spec.sweep_runs_of(key):
+        metrics = read_metrics(run.directory, spec.metric_epoch)
+        if metrics is None:
+            return None
+        scores.setdefault(run.candidate, []).append(metrics[selection_metric(run.task)])
+    means = {candidate: statistics.mean(values) for candidate, values in scores.items()}
+    # A correlation is NaN when a run predicts a constant: such a recipe ranks last.
+    return max(means, key=lambda candidate: -math.inf if math.isnan(means[candidate]) else means[candidate])
+
+
+def tuned_choices(spec: ExperimentSpec) -> Dict[TunedKey, str]:
+    """The sweep's choice for every (base, task, train_size) whose sweep has finished."""
+    choices = {key: tuned_choice(spec, key) for key in spec.tuned_keys()}
+    return {key: choice for key, choice in choices.items() if choice is not None}
+
+
+def collect_results(spec: ExperimentSpec, runs: Optional[List[GlueRun]] = None) -> List[Dict[str, Any]]:
+    """
+    One row per finished GLUE run (of the reported grid, or of `runs`): its coordinates, the
+    candidate recipe it ran with and its dev metrics.
+    """
+    rows = []
+    for run in spec.glue_runs(tuned_choices(spec)) if runs is None else runs:
+        metrics = read_metrics(run.directory, spec.metric_epoch)
+        if metrics is None:
+            continue
+        row: Dict[str, Any] = {
+            "base": run.base, "variant": run.variant, "recipe": run.recipe, "candidate": run.candidate,
+            "task": run.task, "train_size": run.size_name, "seed": run.seed, **metrics,
+        }
+        row["directory"] = os.path.relpath(run.directory, spec.output_dir)
+        rows.append(row)
+    return rows
