@@ -16,6 +16,13 @@ setup(
     long_description_content_type="text/markdown",
     license="Apache-2.0",
     packages=find_packages(include=["tft_allennlp", "tft_allennlp.*"]),
+    # The configs are package data, so that `allennlp tft-experiment` finds them in a wheel.
+    package_data={"tft_allennlp": ["training_configs/*/*.jsonnet", "training_configs/*/*.libsonnet"]},
     python_requires=">=3.11",
-    install_requires=["allennlp==2.10.1", "torch", "transformers", "scipy", "scikit-learn"],
+    # What the plugin imports. `datasets` is imported only to read GLUE from Hugging Face
+    # datasets, `sentence_transformers` only by users loading a --sentence-transformers export.
+    install_requires=[
+        "allennlp==2.10.1", "torch", "transformers", "numpy", "scipy", "scikit-learn", "spacy",
+        "matplotlib", "datasets",
+    ],
 )

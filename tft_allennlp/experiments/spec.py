@@ -22,7 +22,9 @@ from allennlp.common.checks import ConfigurationError
 
 from tft_allennlp.common.glue_tasks import get_glue_task
 
-CONFIGS_ROOT = os.path.join(os.path.dirname(__file__), "..", "..", "training_configs")
+# The configs ship inside the package (the repository's top-level `training_configs` is a link
+# to them), so an installed wheel finds them too.
+CONFIGS_ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "training_configs")
 
 # Injection variants: the paper's names (Tables 3-5) -> config in training_configs/injection/;
 # "none" fine-tunes the base checkpoint itself.
