@@ -26,13 +26,16 @@ class StreamingDataLoader(MultiProcessDataLoader):
 
     - **Streaming.** Instances are read lazily; at most `max_instances_in_memory` of them (a
       window) are held at a time, plus fewer than `batch_size` carried to the next window.
-    - **Length bucketing.** Within each window, instances are sorted by length (with
-      `padding_noise` when shuffling, as AllenNLP's `bucket` sampler does) and cut into
-      batches of `batch_size`, so a batch pads to about its own length rather than to the
-      longest pair of a random sample; the window's batches are then shuffled. The last,
-      partial batch of a window is carried into the next one, so an epoch of `n` instances is
-      exactly `ceil(n / batch_size)` batches, all full but the very last. `bucket: false`
-      keeps the reading order (shuffled within the window if `shuffle`).
+    - **Length bucketing.** Each window is shuffled, then sorted by length within groups of
+      `bucket_batches` batches (with `padding_noise` when shuffling, as AllenNLP's `bucket`
+      sampler does) and cut into batches of `batch_size`, which are shuffled again. A batch
+      then pads to the longest of its share of the group's lengths rather than to the longest
+      of a random sample. Where the labels vary with length, length-sorted batches can slow
+      learning (STS-B, `benchmarks/RESULTS.md`): set `bucket_batches: 0` there, as the STS-B
+      config does. The last, partial batch of a window is
+      carried into the next one, so an epoch of `n` instances is exactly
+      `ceil(n / batch_size)` batches, all full but the very last. `bucket_batches: 0` turns
+      bucketing off.
     - **Every instance once under DDP.** AllenNLP's trainer ends a distributed epoch when the
       first worker runs out of batches, so the data of the others' last batches would never be
       trained on or validated. Without `batches_per_epoch`, this loader makes every worker take
@@ -60,13 +63,14 @@ class StreamingDataLoader(MultiProcessDataLoader):
     batch_size : `int`
         Instances per batch (per worker under distributed training).
     shuffle : `bool`, optional (default = `False`)
-        Shuffles within each window: the order of its batches, and with bucketing adds the
-        padding noise. Set it for training.
-    bucket : `bool`, optional (default = `True`)
-        Sort each window by length before cutting it into batches.
+        Shuffles each window and the order of its batches, and with bucketing adds the padding
+        noise. Set it for training; without it the reading order is kept (within sorted groups).
+    bucket_batches : `int`, optional (default = `4`)
+        How many batches' worth of instances are sorted by length together: more pads less,
+        fewer keeps batches mixed in length. 0 turns bucketing off.
     sorting_keys : `List[str]`, optional (default = `None`)
-        Fields whose lengths bucketing sorts by; guessed from the first instances if not given
-        (the longest field, as AllenNLP's `bucket` sampler does).
+        Fields whose lengths bucketing sorts by; if not given, the longest text field of the
+        first instances.
     padding_noise : `float`, optional (default = `0.1`)
         Relative noise added to the lengths before sorting when `shuffle` is set.
     max_instances_in_memory : `int`, optional (default = `100 * batch_size`)
@@ -90,7 +94,7 @@ class StreamingDataLoader(MultiProcessDataLoader):
         *,
         batch_size: int,
         shuffle: bool = False,
-        bucket: bool = True,
+        bucket_batches: int = 4,
         sorting_keys: Optional[List[str]] = None,
         padding_noise: float = 0.1,
         max_instances_in_memory: Optional[int] = None,
@@ -114,7 +118,7 @@ class StreamingDataLoader(MultiProcessDataLoader):
             quiet=quiet,
             collate_fn=collate_fn,
         )
-        self.bucket = bucket
+        self.bucket_batches = bucket_batches
         self.sorting_keys = sorting_keys
         self.padding_noise = padding_noise
         self._num_batches: Optional[int] = None
@@ -152,12 +156,19 @@ class StreamingDataLoader(MultiProcessDataLoader):
         carried: List[Instance] = []
         for window in lazy_groups_of(iter(instances), self.max_instances_in_memory):
             pool = carried + window
-            if self.bucket:
-                pool = self._sorted_by_length(pool)
-            elif self.shuffle:
+            if self.shuffle:
                 random.shuffle(pool)
+            if self.bucket_batches:
+                # Sorted by length within groups of `bucket_batches` batches, not over the whole
+                # window: a batch then spans a share of the length range, not a sliver of it.
+                group = self.bucket_batches * self.batch_size
+                pool = [
+                    instance
+                    for start in range(0, len(pool), group)
+                    for instance in self._sorted_by_length(pool[start : start + group])
+                ]
             batches = [list(group) for group in lazy_groups_of(iter(pool), self.batch_size)]
-            if self.bucket and self.shuffle:
+            if self.bucket_batches and self.shuffle:
                 random.shuffle(batches)
             carried = []
             for batch in batches:
