@@ -36,6 +36,7 @@ REGISTERED = [
     (Subcommand, "tft-export", "Export"),
     (Subcommand, "tft-align", "Align"),
     (Subcommand, "tft-experiment", "Experiment"),
+    (Subcommand, "tft-glue-submission", "GlueSubmission"),
 ]
 
 
@@ -55,3 +56,4 @@ def test_every_tft_registration_is_listed():
 def test_models_name_their_default_predictor():
     assert Model.by_name("tft_glue_classifier").default_predictor == "tft_sentence_pair"
     assert Model.by_name("tft_paraphrase_injector").default_predictor == "tft_phrase_pairs"
+

@@ -8,9 +8,11 @@ from allennlp.data import DatasetReader
 from allennlp.data.data_loaders import MultiProcessDataLoader
 from allennlp.data.fields import LabelField, TensorField
 
-from tests import FIXTURES_ROOT
+from tests import CONFIGS_ROOT, FIXTURES_ROOT
 from tests.sharding import read_shards
-from tft_allennlp.common.input_problems import MalformedInputError
+from tft_allennlp.common.glue_tasks import GLUE_TASKS
+from tft_allennlp.common.input_problems import InputProblems, MalformedInputError
+from tft_allennlp.dataset_readers.glue_rows import glue_rows
 
 GLUE = FIXTURES_ROOT / "glue"
 
@@ -251,3 +253,96 @@ def test_multi_process_loader_yields_each_row_once():
     loader = MultiProcessDataLoader(build_reader("mrpc"), path, batch_size=3, num_workers=2)
     seen = [i["metadata"]["index"] for i in loader.iter_instances()]
     assert sorted(seen) == expected and len(seen) == len(set(seen)) == 10
+
+
+def hub_dataset(task, path):
+    """The split as a Hugging Face dataset in the layout of `nyu-mll/glue` (integer labels)."""
+    import datasets
+
+    spec = GLUE_TASKS[task]
+    rows = list(glue_rows(str(path), spec, InputProblems(str(path))))
+    columns = {spec.hub_sentence1: [row.sentence1 for row in rows]}
+    if spec.is_pair:
+        columns[spec.hub_sentence2] = [row.sentence2 for row in rows]
+    labelled = rows[0].label is not None
+    columns["label"] = [
+        (row.label if spec.is_regression else spec.labels.index(row.label)) if labelled else -1 for row in rows
+    ]
+    columns["idx"] = list(range(len(rows)))
+    return datasets.Dataset.from_dict(columns)
+
+
+def summaries(instances):
+    return [(texts(i), i["label"].label if "label" in i.fields and isinstance(i["label"], LabelField)
+             else (i["label"].tensor.item() if "label" in i.fields else None)) for i in instances]
+
+
+@pytest.mark.parametrize("task, file", [(task, file) for task, file, *_ in CASES])
+def test_a_hugging_face_dataset_gives_the_instances_of_the_tsv_file(task, file, tmp_path):
+    tsv = GLUE / file
+    dataset = hub_dataset(task, tsv)
+    dataset.save_to_disk(str(tmp_path / "saved"))
+    dataset.to_parquet(str(tmp_path / "split.parquet"))
+    expected = summaries(build_reader(task).read(str(tsv)))
+    for path in (tmp_path / "saved", tmp_path / "split.parquet"):
+        assert summaries(build_reader(task).read(str(path))) == expected, path
+    # The seeded subsample picks the same examples from either source.
+    if len(expected) > 2:
+        assert summaries(build_reader(task, train_size=2).read(str(tsv))) == summaries(
+            build_reader(task, train_size=2).read(str(tmp_path / "saved"))
+        )
+
+
+def test_a_hub_name_loads_a_split_with_load_dataset(tmp_path, monkeypatch):
+    """`hf:NAME:CONFIG:SPLIT` goes through `datasets.load_dataset` (here a local repository
+    laid out as nyu-mll/glue is, one folder of parquet files per config)."""
+    repository = tmp_path / "glue"
+    for split, file in (("train", "MRPC/train.tsv"), ("validation", "MRPC/dev.tsv")):
+        (repository / "mrpc").mkdir(parents=True, exist_ok=True)
+        hub_dataset("mrpc", GLUE / file).to_parquet(str(repository / f"mrpc/{split}-00000-of-00001.parquet"))
+    (repository / "README.md").write_text(
+        "---\nconfigs:\n- config_name: mrpc\n  data_files:\n  - split: train\n    path: mrpc/train-*\n"
+        "  - split: validation\n    path: mrpc/validation-*\n---\n"
+    )
+    instances = list(build_reader("mrpc").read(f"hf:{repository}:mrpc:validation"))
+    assert summaries(instances) == summaries(build_reader("mrpc").read(str(GLUE / "MRPC/dev.tsv")))
+    # GLUE_DIR=hf:NAME points the GLUE configs at the dataset's config and splits.
+    monkeypatch.setenv("GLUE_DIR", f"hf:{repository}")
+    for task, dev in (("mrpc", "validation"), ("mnli", "validation_matched")):
+        params = Params.from_file(str(CONFIGS_ROOT / f"glue/{task}.jsonnet"))
+        assert params["train_data_path"] == f"hf:{repository}:{task}:train"
+        assert params["validation_data_path"] == f"hf:{repository}:{task}:{dev}"
+    with pytest.raises(ConfigurationError, match="hf:NAME"):
+        list(build_reader("mrpc").read("hf:nyu-mll/glue"))
+
+
+def test_dataset_problems_name_the_dataset_and_row(tmp_path):
+    import datasets
+
+    bad = datasets.Dataset.from_dict({"sentence1": ["a man", ""], "sentence2": ["b", "c"], "label": [1, 0], "idx": [0, 1]})
+    bad.save_to_disk(str(tmp_path / "bad"))
+    with pytest.raises(MalformedInputError, match=r"bad:2: empty sentence"):
+        list(build_reader("rte").read(str(tmp_path / "bad")))
+    wrong = datasets.Dataset.from_dict({"premise": ["a"], "label": [0]})
+    wrong.save_to_disk(str(tmp_path / "wrong"))
+    with pytest.raises(ConfigurationError, match="no 'sentence1' column"):
+        list(build_reader("rte").read(str(tmp_path / "wrong")))
+    classes = datasets.Dataset.from_dict({"sentence1": ["a"], "sentence2": ["b"], "label": [2]})
+    classes.save_to_disk(str(tmp_path / "classes"))
+    with pytest.raises(MalformedInputError, match=r"classes:1: unknown label: class 2"):
+        list(build_reader("rte").read(str(tmp_path / "classes")))
+    both = datasets.DatasetDict({"train": bad, "test": bad})
+    both.save_to_disk(str(tmp_path / "both"))
+    with pytest.raises(ConfigurationError, match="holds the splits"):
+        list(build_reader("rte").read(str(tmp_path / "both")))
+
+
+@pytest.mark.parametrize("score", ["7.5", "-1", "nan", "inf"])
+def test_sts_b_scores_outside_zero_to_five_are_bad_rows(score, tmp_path):
+    lines = (GLUE / "STS-B/dev.tsv").read_text().splitlines()
+    fields = lines[2].split("\t")
+    lines[2] = "\t".join(fields[:-1] + [score])
+    (tmp_path / "dev.tsv").write_text("\n".join(lines) + "\n")
+    with pytest.raises(MalformedInputError, match=r"dev.tsv:3: unknown label: score"):
+        list(build_reader("stsb").read(str(tmp_path / "dev.tsv")))
+    assert len(list(build_reader("stsb", lenient=True).read(str(tmp_path / "dev.tsv")))) == 5

@@ -2,9 +2,12 @@
 `allennlp tft-export MODEL_ARCHIVE OUT_DIR`: writes the encoder of a trained model as a
 standard Hugging Face checkpoint, so that GLUE fine-tuning (or any other library) can start
 from the injected encoder: `TFT_MODEL=OUT_DIR allennlp train training_configs/glue/mrpc.jsonnet`.
+With `--sentence-transformers` the directory also loads as `SentenceTransformer(OUT_DIR)`, with
+mean pooling.
 """
 import argparse
 import copy
+import json
 import logging
 import os
 
@@ -13,6 +16,7 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.data.tokenizers import PretrainedTransformerTokenizer
 from allennlp.models.archival import load_archive
 from allennlp.modules.token_embedders import PretrainedTransformerEmbedder
+from transformers import AutoModel
 
 logger = logging.getLogger(__name__)
 
@@ -32,18 +36,27 @@ class Export(Subcommand):
         subparser.add_argument(
             "--weights-file", help="a weights file to use instead of the archive's best.th"
         )
+        subparser.add_argument(
+            "--sentence-transformers",
+            action="store_true",
+            help="also write the files that make the directory a sentence-transformers model "
+            "(the encoder, then mean pooling over the tokens)",
+        )
         subparser.set_defaults(func=_export_from_args)
         return subparser
 
 
 def _export_from_args(args: argparse.Namespace) -> None:
-    export_encoder(args.archive_file, args.output_dir, args.weights_file)
+    export_encoder(args.archive_file, args.output_dir, args.weights_file, args.sentence_transformers)
 
 
-def export_encoder(archive_file: str, output_dir: str, weights_file: str = None) -> str:
+def export_encoder(
+    archive_file: str, output_dir: str, weights_file: str = None, sentence_transformers: bool = False
+) -> str:
     """
     Saves the archive's `PretrainedTransformerEmbedder` model and its reader's tokenizer to
-    `output_dir` with `save_pretrained`, and returns `output_dir`.
+    `output_dir` with `save_pretrained` (and, with `sentence_transformers`, the
+    sentence-transformers files for mean pooling), and returns `output_dir`.
     """
     archive = load_archive(archive_file, weights_file=weights_file)
     embedders = [
@@ -58,11 +71,59 @@ def export_encoder(archive_file: str, output_dir: str, weights_file: str = None)
     if not isinstance(tokenizer, PretrainedTransformerTokenizer):
         raise ConfigurationError(f"{archive_file}: the reader has no pretrained_transformer tokenizer.")
     os.makedirs(output_dir, exist_ok=True)
-    embedders[0].transformer_model.save_pretrained(output_dir, safe_serialization=True)
+    transformer = embedders[0].transformer_model
+    if hasattr(transformer, "pooler") and transformer.pooler is None:
+        # The embedder dropped the checkpoint's pooler, which training never used: write the
+        # checkpoint's own back, so that the export loads as a whole model, nothing re-initialised.
+        base_name = transformer.config._name_or_path
+        try:
+            transformer.pooler = getattr(AutoModel.from_pretrained(base_name), "pooler", None)
+        except OSError as error:
+            logger.warning("No pooler written: the base checkpoint %s is not at hand (%s); "
+                           "AutoModel will initialise one at random.", base_name, error)
+    transformer.save_pretrained(output_dir, safe_serialization=True)
     # AllenNLP loads tokenizers with an `add_special_tokens` init argument, which
     # `save_pretrained` would try to write out as the method of that name; leave it out.
     hf_tokenizer = copy.deepcopy(tokenizer.tokenizer)
     hf_tokenizer.init_kwargs.pop("add_special_tokens", None)
     hf_tokenizer.save_pretrained(output_dir)
+    if sentence_transformers:
+        max_length = archive.dataset_reader.encoder.max_length
+        write_sentence_transformers_files(output_dir, transformer.config.hidden_size, max_length)
     logger.info("Wrote the encoder of %s to %s", archive_file, output_dir)
     return output_dir
+
+
+def write_sentence_transformers_files(directory: str, hidden_size: int, max_seq_length: int) -> None:
+    """
+    The files that make a Hugging Face checkpoint directory a sentence-transformers model: the
+    checkpoint as its `Transformer` module, then `Pooling` with the mean of the token vectors
+    (padding excluded), as Sentence-BERT pools. Written as plain JSON; sentence-transformers is
+    needed only to load the result.
+    """
+    modules = [
+        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+    ]
+    pooling = {
+        "word_embedding_dimension": hidden_size,
+        "pooling_mode_cls_token": False,
+        "pooling_mode_mean_tokens": True,
+        "pooling_mode_max_tokens": False,
+        "pooling_mode_mean_sqrt_len_tokens": False,
+        "pooling_mode_weightedmean_tokens": False,
+        "pooling_mode_lasttoken": False,
+        "include_prompt": True,
+    }
+    files = {
+        "modules.json": modules,
+        "sentence_bert_config.json": {"max_seq_length": max_seq_length, "do_lower_case": False},
+        os.path.join("1_Pooling", "config.json"): pooling,
+        "config_sentence_transformers.json": {"prompts": {}, "default_prompt_name": None,
+                                              "similarity_fn_name": "cosine"},
+    }
+    for name, content in files.items():
+        path = os.path.join(directory, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as handle:
+            json.dump(content, handle, indent=2)

@@ -34,6 +34,22 @@ class GlueTask:
     """Header name of the example id column, used in predictions (not in every file)."""
     headerless_columns: Optional[Tuple[str, ...]] = None
     """Column names for files without a header line (CoLA train/dev)."""
+    hub_columns: Optional[Tuple[str, ...]] = None
+    """The text columns of the task in Hugging Face's `nyu-mll/glue`, where they are not named
+    as in the TSV files; its `label` column holds the index of the label in `labels` (or the
+    STS-B score), -1 in the unlabelled test splits."""
+    score_range: Tuple[float, float] = (0.0, 5.0)
+    """The valid scores of a regression task (STS-B: 0 to 5)."""
+
+    @property
+    def hub_sentence1(self) -> str:
+        return self.hub_columns[0] if self.hub_columns else self.sentence1
+
+    @property
+    def hub_sentence2(self) -> Optional[str]:
+        if not self.is_pair:
+            return None
+        return self.hub_columns[1] if self.hub_columns else self.sentence2
 
     @property
     def is_regression(self) -> bool:
@@ -57,7 +73,7 @@ GLUE_TASKS: Dict[str, GlueTask] = {
         GlueTask("sst2", "SST-2", "sentence", None, "label", _BINARY, ("accuracy",)),
         GlueTask(
             "mrpc", "MRPC", "#1 String", "#2 String", "Quality", _BINARY, ("accuracy", "f1"),
-            positive_label="1",
+            positive_label="1", hub_columns=("sentence1", "sentence2"),
         ),
         GlueTask("stsb", "STS-B", "sentence1", "sentence2", "score", (), ("pearson", "spearman")),
         GlueTask(
@@ -67,6 +83,7 @@ GLUE_TASKS: Dict[str, GlueTask] = {
         GlueTask(
             "mnli", "MNLI", "sentence1", "sentence2", "gold_label",
             ("entailment", "neutral", "contradiction"), ("accuracy",),
+            hub_columns=("premise", "hypothesis"),
         ),
         GlueTask("qnli", "QNLI", "question", "sentence", "label", _ENTAILMENT, ("accuracy",)),
         GlueTask("rte", "RTE", "sentence1", "sentence2", "label", _ENTAILMENT, ("accuracy",)),

@@ -5,8 +5,11 @@ longest-first truncation to `max_length`, and, for word-split sentences, the map
 to wordpiece spans of the joined sequence. The GLUE reader, the injection reader and the
 predictors all encode through `PairEncoder`.
 """
+import dataclasses
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
+import transformers
+from allennlp.common import cached_transformers
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import Token, TokenIndexer, Tokenizer
 from allennlp.data.token_indexers import PretrainedTransformerIndexer
@@ -99,6 +102,17 @@ class PairEncoder:
         self.tokenizer = tokenizer
         self.max_length = max_length
         self._cache: Dict[Tuple[str, ...], WordPieces] = {}
+        # Segment ids only where the model has segment embeddings (BERT, ELECTRA), not where it
+        # has none or one (RoBERTa, DistilBERT, MPNet, DeBERTa-v3).
+        config = transformers.AutoConfig.from_pretrained(tokenizer._model_name)
+        self.segment_ids = number_of_token_types(config) > 1
+        # Byte-level BPE tokenizers (RoBERTa) take word lists only with a space before each
+        # word, as in running text; their text tokenization stays the model's own.
+        self._word_tokenizer = tokenizer.tokenizer
+        if getattr(self._word_tokenizer, "add_prefix_space", None) is False:
+            self._word_tokenizer = cached_transformers.get_tokenizer(
+                tokenizer._model_name, **{**tokenizer._tokenizer_kwargs, "add_prefix_space": True}
+            )
 
     def default_indexers(self) -> Dict[str, TokenIndexer]:
         """The `pretrained_transformer` indexer of the tokenizer's model."""
@@ -125,6 +139,8 @@ class PairEncoder:
             tokens = tokenizer.add_special_tokens(first[: kept[0]], second[: kept[1]])
             start = len(tokenizer.sequence_pair_start_tokens)
             offsets = (start, start + kept[0] + len(tokenizer.sequence_pair_mid_tokens))
+        if not self.segment_ids:
+            tokens = [dataclasses.replace(token, type_id=0) for token in tokens]
         truncated = kept != (len(first), len(second or []))
         return Joined(tokens, kept, offsets, truncated)
 
@@ -149,7 +165,7 @@ class PairEncoder:
         return self._cache[key]
 
     def _word_pieces(self, words: Tuple[str, ...]) -> WordPieces:
-        hf_tokenizer = self.tokenizer.tokenizer
+        hf_tokenizer = self._word_tokenizer
         encoding = hf_tokenizer(list(words), is_split_into_words=True, add_special_tokens=False)
         ids = encoding["input_ids"]
         texts = hf_tokenizer.convert_ids_to_tokens(ids)
@@ -163,3 +179,10 @@ class PairEncoder:
                 (piece_index, piece_index) if current is None else (current[0], piece_index)
             )
         return WordPieces(pieces, word_spans)
+
+
+def number_of_token_types(config: transformers.PretrainedConfig) -> int:
+    """How many segment ids a model embeds (as AllenNLP's embedder counts them)."""
+    if isinstance(config, transformers.XLNetConfig):
+        return 3
+    return getattr(config, "type_vocab_size", 0)

@@ -1,42 +1,33 @@
-import itertools
 import logging
 import random
-from typing import Dict, Iterable, Iterator, List, NamedTuple, Optional, Tuple, Union
+from typing import Dict, Iterable, Iterator, List, Optional, Union
 
 import torch
 from allennlp.common.checks import ConfigurationError
-from allennlp.common.file_utils import cached_path
 from allennlp.data import DatasetReader, Instance, TokenIndexer, Tokenizer
 from allennlp.data.fields import Field, LabelField, MetadataField, TensorField, TextField
 
 from tft_allennlp.common.glue_tasks import GlueTask, get_glue_task
-from tft_allennlp.common.input_problems import InputProblems, read_lines
+from tft_allennlp.common.input_problems import InputProblems
 from tft_allennlp.common.pair_layout import PairEncoder
+from tft_allennlp.dataset_readers.glue_rows import GlueRow, glue_rows
 
 logger = logging.getLogger(__name__)
-
-
-class _Row(NamedTuple):
-    """One parsed data row of a GLUE file."""
-
-    line_number: int
-    sentence1: str
-    sentence2: Optional[str]
-    label: Optional[Union[str, float]]
-    index: str
 
 
 @DatasetReader.register("tft_glue")
 class GlueTsvReader(DatasetReader):
     """
-    Reads the official GLUE TSV files of any of the nine tasks (train, dev, and unlabelled
-    test files) and cross-encodes each example as one wordpiece sequence:
-    `[CLS] sentence1 [SEP] sentence2 [SEP]` with segment ids for pair tasks, `[CLS] sentence [SEP]`
-    for CoLA and SST-2.
+    Reads any split of the nine GLUE tasks (train, dev, and unlabelled test), from the official
+    TSV files or from a Hugging Face dataset (`glue_rows`: a `save_to_disk` directory, a
+    parquet or arrow file, or `hf:nyu-mll/glue:mrpc:train`), and encodes each example as one
+    wordpiece sequence in its tokenizer's layout (`PairEncoder`): `[CLS] sentence1 [SEP]
+    sentence2 [SEP]` with segment ids for BERT, `<s> sentence1 </s></s> sentence2 </s>` for
+    RoBERTa, ..., and one sentence for CoLA and SST-2.
 
-    Columns are looked up by header name in the table of `tft_allennlp.common.glue_tasks`;
-    files are read with no quoting (GLUE has stray quotes), a UTF-8 byte-order mark is ignored,
-    and the file is streamed and sharded across distributed and data-loader workers.
+    TSV columns are looked up by header name in the table of `tft_allennlp.common.glue_tasks`;
+    files are read with no quoting (GLUE has stray quotes), a UTF-8 byte-order mark is ignored.
+    Rows are streamed and sharded across distributed and data-loader workers.
 
     Instances have a `tokens` `TextField`, a `label` (`LabelField` in the `labels` namespace, or a
     float `TensorField` for STS-B) when the file has labels, and a `metadata` field with the raw
@@ -66,9 +57,10 @@ class GlueTsvReader(DatasetReader):
     seed : `int`, optional (default = `13370`)
         Seed of the `train_size` sample; the same seed always selects the same rows.
     lenient : `bool`, optional (default = `False`)
-        By default a malformed row (wrong number of fields, empty text, unknown label, invalid
-        UTF-8) stops reading with an error naming file and line. If `True`, such rows are skipped
-        and their number is logged at the end of the read.
+        By default a malformed row (wrong number of fields, empty text, unknown label, an STS-B
+        score that is not a number in [0, 5], invalid UTF-8) stops reading with an error naming
+        file and line. If `True`, such rows are skipped and their number is logged at the end
+        of the read.
     **kwargs
         Passed to `DatasetReader` (`max_instances`, ...).
     """
@@ -99,11 +91,10 @@ class GlueTsvReader(DatasetReader):
         self._num_truncated = 0
 
     def _read(self, file_path: str) -> Iterable[Instance]:
-        path = cached_path(file_path)
         problems = InputProblems(file_path, self._lenient)
-        rows: Iterator[_Row] = self._parse_rows(path, problems)
+        rows: Iterator[GlueRow] = glue_rows(file_path, self._task, problems)
         if self._train_size is not None:
-            rows = self._subsample(path, rows)
+            rows = self._subsample(file_path, rows)
         self._num_truncated = 0
         num_read = 0
         for row in self.shard_iterable(rows):
@@ -133,16 +124,16 @@ class GlueTsvReader(DatasetReader):
         """
         if self.max_instances is not None:
             raise TypeError("Cannot count instances under max_instances.")
-        path = cached_path(file_path)
-        total = self._count_rows(path)
+        total = self._count_rows(file_path)
         if self._train_size is not None:
             total = min(total, self._train_size)
         return [len(range(rank, total, world_size)) for rank in range(world_size)]
 
-    def _count_rows(self, path: str) -> int:
-        return sum(1 for _ in self._parse_rows(path, InputProblems(path, self._lenient)))
+    def _count_rows(self, file_path: str) -> int:
+        problems = InputProblems(file_path, self._lenient)
+        return sum(1 for _ in glue_rows(file_path, self._task, problems))
 
-    def _subsample(self, path: str, rows: Iterator[_Row]) -> Iterator[_Row]:
+    def _subsample(self, path: str, rows: Iterator[GlueRow]) -> Iterator[GlueRow]:
         """
         Keeps `train_size` rows chosen uniformly with `seed`. A first streaming pass counts the
         valid rows, so memory stays proportional to the sample, not to the file.
@@ -158,71 +149,6 @@ class GlueTsvReader(DatasetReader):
         for position, row in enumerate(rows):
             if position in chosen:
                 yield row
-
-    def _parse_rows(self, path: str, problems: InputProblems) -> Iterator[_Row]:
-        task = self._task
-        lines = read_lines(path, problems)
-        first = next(lines, None)
-        if first is None:
-            return
-        line_number, text = first
-        fields = text.split("\t")
-        if task.sentence1 in fields:
-            columns: Tuple[str, ...] = tuple(fields)
-        elif task.headerless_columns is not None and len(fields) == len(task.headerless_columns):
-            columns = task.headerless_columns
-            lines = itertools.chain([first], lines)
-        else:
-            raise ConfigurationError(
-                f"{problems.source}:{line_number}: expected a {task.name} header with a "
-                f"{task.sentence1!r} column, found {text[:200]!r}"
-            )
-        position = {name: i for i, name in enumerate(columns)}
-        sentence1_at = position[task.sentence1]
-        sentence2_at = position.get(task.sentence2) if task.sentence2 else None
-        if task.sentence2 and sentence2_at is None:
-            raise ConfigurationError(
-                f"{problems.source}:{line_number}: no {task.sentence2!r} column in the header"
-            )
-        label_at = position.get(task.label)
-        index_at = position.get(task.index)
-        for line_number, text in lines:
-            fields = text.split("\t")
-            if len(fields) != len(columns):
-                problems.reject(
-                    line_number,
-                    f"wrong field count: expected {len(columns)} tab-separated fields, "
-                    f"found {len(fields)}",
-                )
-                continue
-            sentence1 = fields[sentence1_at].strip()
-            sentence2 = fields[sentence2_at].strip() if sentence2_at is not None else None
-            if not sentence1 or sentence2 == "":
-                problems.reject(line_number, "empty sentence")
-                continue
-            label: Optional[Union[str, float]] = None
-            if label_at is not None:
-                label = self._parse_label(fields[label_at].strip(), line_number, problems)
-                if label is None:
-                    continue
-            index = fields[index_at] if index_at is not None else str(line_number)
-            yield _Row(line_number, sentence1, sentence2, label, index)
-
-    def _parse_label(
-        self, text: str, line_number: int, problems: InputProblems
-    ) -> Optional[Union[str, float]]:
-        if self._task.is_regression:
-            try:
-                return float(text)
-            except ValueError:
-                problems.reject(line_number, f"unknown label: {text!r} is not a number")
-                return None
-        if text not in self._task.labels:
-            problems.reject(
-                line_number, f"unknown label: {text!r} (expected one of {self._task.labels})"
-            )
-            return None
-        return text
 
     def text_to_instance(  # type: ignore
         self,

@@ -5,11 +5,14 @@
 // Environment variables (defaults are set by the tft_allennlp plugin):
 //   TFT_MODEL  Hugging Face hub name or local checkpoint directory (default bert-base-uncased),
 //              e.g. the output of `allennlp tft-export` after paraphrase injection.
-//   GLUE_DIR   the official GLUE download, $GLUE_DIR/<Task>/{train,dev}.tsv (default glue_data).
+//   GLUE_DIR   the official GLUE download, $GLUE_DIR/<Task>/{train,dev}.tsv (default glue_data),
+//              or hf:NAME for a Hugging Face dataset with GLUE's configs and splits, e.g.
+//              hf:nyu-mll/glue (read as hf:nyu-mll/glue:<task>:train, ...).
 // Everything else is an ordinary key: `allennlp train ... -o '{"dataset_reader.train_size": 1000,
 // "random_seed": 1, "numpy_seed": 1, "pytorch_seed": 1, "trainer.optimizer.lr": 1e-4}'`.
 local model_name = std.extVar('TFT_MODEL');
 local glue_dir = std.extVar('GLUE_DIR');
+local from_hub = std.startsWith(glue_dir, 'hf:');
 
 // Each task's labels, as in tft_allennlp/common/glue_tasks.py (a test keeps the two equal): the
 // label vocabulary is declared rather than collected by a pass over the data.
@@ -20,8 +23,9 @@ local labels = {
 };
 
 // task: reader/model task name; directory: the task's GLUE folder; validation_metric: the
-// metric that picks the best epoch; dev: dev file name (MNLI has dev_matched.tsv).
-function(task, directory, validation_metric, dev='dev.tsv') {
+// metric that picks the best epoch; dev: dev file name (MNLI has dev_matched.tsv); hub_dev: the
+// dev split's name in a Hugging Face GLUE dataset (MNLI has validation_matched).
+function(task, directory, validation_metric, dev='dev.tsv', hub_dev='validation') {
   local reader = {
     type: 'tft_glue',
     task: task,
@@ -32,8 +36,10 @@ function(task, directory, validation_metric, dev='dev.tsv') {
   // Only the training reader subsamples (`train_size`, for the low-resource runs).
   dataset_reader: reader { train_size: null, seed: 13370 },
   validation_dataset_reader: reader,
-  train_data_path: glue_dir + '/' + directory + '/train.tsv',
-  validation_data_path: glue_dir + '/' + directory + '/' + dev,
+  train_data_path: if from_hub then std.join(':', [glue_dir, task, 'train'])
+                   else glue_dir + '/' + directory + '/train.tsv',
+  validation_data_path: if from_hub then std.join(':', [glue_dir, task, hub_dev])
+                        else glue_dir + '/' + directory + '/' + dev,
   vocabulary: { type: 'from_instances', tokens_to_add: { labels: labels[task] } },
   datasets_for_vocab_creation: [],
   model: {

@@ -1,0 +1,120 @@
+"""
+`allennlp tft-glue-submission OUTPUT_DIR ARCHIVE...`: predicts the unlabelled GLUE test sets
+with trained `tft_glue_classifier` archives and writes the files the GLUE leaderboard takes.
+"""
+import argparse
+import logging
+import os
+import zipfile
+from typing import Dict, Iterable, List, Tuple
+
+import torch
+from allennlp.commands.subcommand import Subcommand
+from allennlp.common.checks import ConfigurationError
+from allennlp.common.util import lazy_groups_of
+from allennlp.models.archival import load_archive
+
+
+from tft_allennlp.dataset_readers.glue_rows import HUB_PREFIX
+
+logger = logging.getLogger(__name__)
+
+# Task -> (leaderboard file, test split file in the task's GLUE folder, its name in nyu-mll/glue);
+# MNLI's model also predicts the diagnostic set, AX.
+SUBMISSION_FILES: Dict[str, List[Tuple[str, str, str]]] = {
+    "cola": [("CoLA.tsv", "CoLA/test.tsv", "cola:test")],
+    "sst2": [("SST-2.tsv", "SST-2/test.tsv", "sst2:test")],
+    "mrpc": [("MRPC.tsv", "MRPC/test.tsv", "mrpc:test")],
+    "stsb": [("STS-B.tsv", "STS-B/test.tsv", "stsb:test")],
+    "qqp": [("QQP.tsv", "QQP/test.tsv", "qqp:test")],
+    "mnli": [
+        ("MNLI-m.tsv", "MNLI/test_matched.tsv", "mnli:test_matched"),
+        ("MNLI-mm.tsv", "MNLI/test_mismatched.tsv", "mnli:test_mismatched"),
+        ("AX.tsv", "diagnostic/diagnostic.tsv", "ax:test"),
+    ],
+    "qnli": [("QNLI.tsv", "QNLI/test.tsv", "qnli:test")],
+    "rte": [("RTE.tsv", "RTE/test.tsv", "rte:test")],
+    "wnli": [("WNLI.tsv", "WNLI/test.tsv", "wnli:test")],
+}
+
+
+@Subcommand.register("tft-glue-submission")
+class GlueSubmission(Subcommand):
+    def add_subparser(self, parser: argparse._SubParsersAction) -> argparse.ArgumentParser:
+        description = (
+            "Predict the GLUE test sets with trained tft_glue_classifier archives (one per task) "
+            "and write the leaderboard's files (CoLA.tsv, ..., MNLI-m.tsv, MNLI-mm.tsv, AX.tsv: "
+            "index<TAB>prediction) and submission.zip."
+        )
+        subparser = parser.add_parser(self.name, description=description, help=description)
+        subparser.add_argument("output_dir", help="where the files and submission.zip go")
+        subparser.add_argument("archives", nargs="+", help="model.tar.gz of each task (the task is read from it)")
+        subparser.add_argument(
+            "--glue-dir", default=os.environ.get("GLUE_DIR", "glue_data"),
+            help="the GLUE download with the test files (or hf:NAME); default $GLUE_DIR",
+        )
+        subparser.add_argument("--batch-size", type=int, default=64)
+        subparser.add_argument("--cuda-device", type=int, default=-1)
+        subparser.set_defaults(func=_submission_from_args)
+        return subparser
+
+
+def _submission_from_args(args: argparse.Namespace) -> None:
+    if args.batch_size < 1:
+        raise ConfigurationError("--batch-size must be at least 1.")
+    written = write_submission(args.archives, args.output_dir, args.glue_dir, args.batch_size, args.cuda_device)
+    missing = [name for files in SUBMISSION_FILES.values() for name, _, _ in files if name not in written]
+    for name, rows in written.items():
+        print(f"{name}: {rows} predictions")
+    if missing:
+        print(f"Not written (no archive for the task): {', '.join(missing)}; the leaderboard needs all 11 files.")
+
+
+def write_submission(
+    archives: Iterable[str], output_dir: str, glue_dir: str, batch_size: int = 64, cuda_device: int = -1
+) -> Dict[str, int]:
+    """Writes each archive's task files and `submission.zip`; returns file name -> predictions."""
+    os.makedirs(output_dir, exist_ok=True)
+    written: Dict[str, int] = {}
+    for archive_file in archives:
+        archive = load_archive(archive_file, cuda_device=cuda_device)
+        task = getattr(archive.model, "_task", None)
+        if task is None or task.name not in SUBMISSION_FILES:
+            raise ConfigurationError(f"{archive_file}: not a tft_glue_classifier archive.")
+        for name, test_file, hub_split in SUBMISSION_FILES[task.name]:
+            if name in written:
+                raise ConfigurationError(f"Two archives for {name}.")
+            source = f"{glue_dir}:{hub_split}" if glue_dir.startswith(HUB_PREFIX) else os.path.join(glue_dir, test_file)
+            predictions = predict(archive, source, batch_size)
+            with open(os.path.join(output_dir, name), "w", encoding="utf-8") as out:
+                out.write("index\tprediction\n")
+                for index, prediction in predictions:
+                    out.write(f"{index}\t{prediction}\n")
+            written[name] = len(predictions)
+            logger.info("%s: %d predictions of %s", name, len(predictions), source)
+    with zipfile.ZipFile(os.path.join(output_dir, "submission.zip"), "w", zipfile.ZIP_DEFLATED) as bundle:
+        for name in written:
+            bundle.write(os.path.join(output_dir, name), name)
+    return written
+
+
+def predict(archive, source: str, batch_size: int) -> List[Tuple[str, str]]:
+    """(example index, prediction) for every row of `source`, in its order."""
+    reader, model = archive.validation_dataset_reader, archive.model
+    task = model._task
+    model.eval()
+    predictions: List[Tuple[str, str]] = []
+    with torch.no_grad():
+        for batch in lazy_groups_of(reader.read(source), batch_size):
+            for instance, output in zip(batch, model.forward_on_instances(batch)):
+                index = instance["metadata"]["index"]
+                predictions.append((index, _prediction(task, output)))
+    return predictions
+
+
+def _prediction(task, output) -> str:
+    """The label string (GLUE's own labels) or, for STS-B, the score clipped to [0, 5]."""
+    if task.is_regression:
+        low, high = task.score_range
+        return f"{min(max(float(output['score']), low), high):.3f}"
+    return output["label"]
