@@ -57,3 +57,27 @@ def test_models_name_their_default_predictor():
     assert Model.by_name("tft_glue_classifier").default_predictor == "tft_sentence_pair"
     assert Model.by_name("tft_paraphrase_injector").default_predictor == "tft_phrase_pairs"
 
+
+def test_config_defaults_reach_jsonnet_without_touching_the_environment():
+    """The plugin's defaults for TFT_MODEL, GLUE_DIR, ... apply where AllenNLP reads configs."""
+    import os
+    import subprocess
+    import sys
+
+    from tests import PROJECT_ROOT
+
+    script = (
+        "import os, tft_allennlp\n"
+        "from allennlp.common import Params\n"
+        "assert not [name for name in tft_allennlp.CONFIG_DEFAULTS if name in os.environ], 'environment changed'\n"
+        "params = Params.from_file('training_configs/glue/mrpc.jsonnet')\n"
+        "print(params['train_data_path'], params['model']['text_field_embedder']['token_embedders']['tokens']['model_name'])\n"
+        "os.environ['GLUE_DIR'] = 'mine'\n"
+        "print(Params.from_file('training_configs/glue/mrpc.jsonnet')['train_data_path'])\n"
+    )
+    environment = {k: v for k, v in os.environ.items() if k not in ("TFT_MODEL", "GLUE_DIR", "TFT_PARAPHRASE_CORPUS",
+                                                                     "TFT_EXPERIMENT_DIR", "TFT_CUDA_DEVICES")}
+    result = subprocess.run([sys.executable, "-c", script], cwd=PROJECT_ROOT, env=environment,
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.splitlines()[-2:] == ["glue_data/MRPC/train.tsv bert-base-uncased", "mine/MRPC/train.tsv"]

@@ -1,12 +1,16 @@
 """
 tft-allennlp: transfer fine-tuning (Arase & Tsujii, 2019) as an AllenNLP plugin.
 
-Importing the package registers every component (AllenNLP imports plugins non-recursively),
-and gives the environment variables read by `training_configs/` their documented defaults, so
-that a plain `allennlp train training_configs/glue/mrpc.jsonnet` works. AllenNLP imports
-plugins before it reads a config.
+Importing the package registers every component (AllenNLP imports plugins non-recursively).
+
+It also gives the variables that `training_configs/` read with `std.extVar` their documented
+defaults, so that a plain `allennlp train training_configs/glue/mrpc.jsonnet` works. It does so
+where AllenNLP reads configs, not in `os.environ`: `Params.from_file` evaluates jsonnet with the
+environment plus these defaults (a value set in the environment always wins). This wrapping of
+AllenNLP's `params._environment_variables` is the one change the plugin makes to its host on
+import; AllenNLP imports plugins before it reads a config.
 """
-import os
+from allennlp.common import params as _params
 
 CONFIG_DEFAULTS = {
     # Any Hugging Face hub name or local checkpoint directory.
@@ -20,7 +24,14 @@ CONFIG_DEFAULTS = {
     # GPUs of training_configs/distributed/ (comma-separated ids).
     "TFT_CUDA_DEVICES": "0,1",
 }
-for _name, _value in CONFIG_DEFAULTS.items():
-    os.environ.setdefault(_name, _value)
+
+
+def _config_variables(environment=_params._environment_variables):
+    """The environment as AllenNLP passes it to jsonnet, over the plugin's defaults."""
+    return {**CONFIG_DEFAULTS, **environment()}
+
+
+if getattr(_params._environment_variables, "__name__", "") != "_config_variables":
+    _params._environment_variables = _config_variables
 
 from tft_allennlp import commands, data_loaders, dataset_readers, models, modules, predictors, training  # noqa: E402,F401
