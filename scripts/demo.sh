@@ -64,11 +64,8 @@ for variant in base injected; do
 done
 
 echo "== 5/5 Results"
-python scripts/demo_report.py compare "$out/glue-base/metrics.json" "$out/glue-injected/metrics.json"
-if [[ $GLUE_DIR == fixtures/glue ]]; then
-  echo "  (the bundled sample has 5 dev pairs: these scores show that the pipeline runs, not an"
-  echo "   effect; run with GLUE_DIR=<GLUE data> for real ones, as the README shows)"
-fi
+dev_file=$(python -c "import json; print(json.load(open('$out/glue-base/config.json'))['validation_data_path'])")
+python scripts/demo_report.py compare "$out/glue-base/metrics.json" "$out/glue-injected/metrics.json" "$dev_file"
 echo "Phrase pairs scored by the injected model (allennlp predict):"
 step predict allennlp predict "$out/injection/model.tar.gz" fixtures/demo/phrase_pairs.jsonl \
   --silent --output-file "$out/phrase_pairs.jsonl"

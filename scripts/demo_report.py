@@ -2,7 +2,7 @@
 Prints the demo's results (scripts/demo.sh):
 
     demo_report.py injection METRICS_JSON        dev accuracies of the injection run
-    demo_report.py compare BASE_JSON INJECTED_JSON  GLUE dev metrics side by side
+    demo_report.py compare BASE_JSON INJECTED_JSON DEV_TSV  GLUE dev metrics side by side
     demo_report.py phrases PREDICTIONS_JSONL     the phrase-pair view of `allennlp predict`
     COMMAND | demo_report.py progress            only COMMAND's progress bars, on one line
 """
@@ -21,13 +21,26 @@ def injection(path: str) -> None:
         print(f"  dev {name}: {metrics[f'best_validation_{name}']:.3f}")
 
 
-def compare(base_path: str, injected_path: str) -> None:
+# Below this many dev pairs the demo prints no gain: one seed on a handful of pairs says nothing.
+MIN_PAIRS_FOR_GAIN = 200
+REAL_COMPARISON = "allennlp tft-experiment training_configs/experiments/minilm_glue_cpu.jsonnet"
+
+
+def compare(base_path: str, injected_path: str, dev_path: str) -> None:
     base, injected = json.load(open(base_path)), json.load(open(injected_path))
     names = [k[len("validation_"):] for k in base if k.startswith("validation_") and k != "validation_loss"]
-    print(f"  {'dev metric (last epoch)':<24} {'base':>8} {'injected':>9} {'gain':>8}")
+    pairs = sum(1 for line in open(dev_path, encoding="utf-8") if line.strip()) - 1  # less the header
+    with_gain = pairs >= MIN_PAIRS_FOR_GAIN
+    if not with_gain:
+        print(f"  {pairs} dev pairs, one seed: a check that the pipeline runs, too few to compare.")
+    header = f"  {f'dev metric ({pairs} pairs)':<24} {'base':>8} {'injected':>9}"
+    print(header + (f" {'gain':>8}" if with_gain else ""))
     for name in names:
         b, i = base[f"validation_{name}"], injected[f"validation_{name}"]
-        print(f"  {name:<24} {100 * b:8.1f} {100 * i:9.1f} {100 * (i - b):+8.1f}")
+        row = f"  {name:<24} {100 * b:8.1f} {100 * i:9.1f}"
+        print(row + (f" {100 * (i - b):+8.1f}" if with_gain else ""))
+    print("  A real comparison (several seeds and sizes, gains paired by seed, with their spread):")
+    print(f"    {REAL_COMPARISON}   (README: Experiments)")
 
 
 def phrases(path: str) -> None:
