@@ -70,3 +70,14 @@ def test_distributed_value_is_the_value_over_all_workers():
     gold = torch.randint(2, (40,), generator=generator)
     expected = matthews_corrcoef(gold.tolist(), scores.argmax(-1).tolist())
     run_distributed_test([-1, -1], _distributed_worker, scores, gold, expected)
+
+
+def test_masked_padding_labels_are_ignored_not_rejected():
+    # Padding positions carry gold label -1, as the readers' padded label lists do.
+    metric = MatthewsCorrelation()
+    scores = one_hot_scores([1, 1, 0, 0, 1, 0], 2)
+    gold = torch.tensor([1, 1, 1, 0, -1, -1])
+    metric(scores, gold, mask=gold >= 0)
+    assert metric.get_metric() == pytest.approx(matthews_corrcoef([1, 1, 1, 0], [1, 1, 0, 0]))
+    with pytest.raises(ConfigurationError, match="gold labels must be in"):
+        metric(scores, gold)  # unmasked, -1 is an error

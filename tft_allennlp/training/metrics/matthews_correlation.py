@@ -47,7 +47,13 @@ class MatthewsCorrelation(Metric):
                 f"gold_labels must have one dimension less than predictions, got shapes "
                 f"{tuple(gold_labels.shape)} and {tuple(predictions.shape)}"
             )
-        if (gold_labels >= num_classes).any() or (gold_labels < 0).any():
+        # Shape: (num_examples,): the unmasked positions only, so masked padding (-1) is skipped.
+        gold = gold_labels.reshape(-1).long()
+        predicted = predictions.reshape(-1, num_classes).argmax(-1)
+        if mask is not None:
+            keep = mask.reshape(-1).bool()
+            gold, predicted = gold[keep], predicted[keep]
+        if (gold >= num_classes).any() or (gold < 0).any():
             raise ConfigurationError(f"gold labels must be in [0, {num_classes}).")
         if self._confusion is None:
             self._confusion = torch.zeros(num_classes, num_classes, dtype=torch.long)
@@ -55,12 +61,6 @@ class MatthewsCorrelation(Metric):
             raise ConfigurationError(
                 f"Got {num_classes} classes after {self._confusion.size(0)} in earlier batches."
             )
-        # Shape: (num_examples,)
-        gold = gold_labels.reshape(-1).long()
-        predicted = predictions.reshape(-1, num_classes).argmax(-1)
-        if mask is not None:
-            keep = mask.reshape(-1).bool()
-            gold, predicted = gold[keep], predicted[keep]
         cells = torch.bincount(gold * num_classes + predicted, minlength=num_classes**2)
         self._confusion += cells.view(num_classes, num_classes).cpu()
 
