@@ -29,18 +29,22 @@ def archives(tmp_path_factory, tiny_bert):
 def test_pair_classification(archives):
     predictor = Predictor.from_path(archives["mrpc"])
     assert type(predictor).__name__ == "SentencePairPredictor"
-    output = predictor.predict_json(
-        {"sentence1": "A man is playing a flute.", "sentence2": "A man plays the flute."}
-    )
-    assert output["label"] in {"0", "1"}
-    assert sum(output["probs"]) == pytest.approx(1.0, abs=1e-5)
+    pair = {"sentence1": "A man is playing a flute.", "sentence2": "A man plays the flute.", "id": 7}
+    output = predictor.predict_json(pair)
+    # The input's fields come back with the model's own outputs for the same pair.
+    assert {key: output[key] for key in pair} == pair
+    instance = predictor._dataset_reader.text_to_instance(pair["sentence1"], pair["sentence2"])
+    predictor._dataset_reader.apply_token_indexers(instance)
+    expected = predictor._model.forward_on_instance(instance)
+    assert output["probs"] == pytest.approx(expected["probs"].tolist(), abs=1e-6)
+    assert output["label"] == expected["label"]
     batch = predictor.predict_batch_json(
         [
             {"sentence1": "A man is playing a flute.", "sentence2": "A man plays the flute."},
             {"sentence1": "The cat sat.", "sentence2": "The bank closed early today."},
         ]
     )
-    assert len(batch) == 2
+    assert len(batch) == 2 and batch[1]["sentence2"] == "The bank closed early today."
     assert batch[0]["probs"] == pytest.approx(output["probs"], abs=1e-5)
 
 

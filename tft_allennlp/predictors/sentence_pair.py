@@ -1,3 +1,5 @@
+from typing import List
+
 from allennlp.common.util import JsonDict
 from allennlp.data import Instance
 from allennlp.predictors.predictor import Predictor
@@ -13,8 +15,8 @@ class SentencePairPredictor(Predictor):
         {"sentence1": "The cat sat.", "sentence2": "A cat was sitting."}
         {"sentence": "The book was read by everyone."}
 
-    Output: the input's fields plus `label` and `probs` for classification tasks, or `score`
-    for STS-B.
+    Output: the input's fields plus `label`, `probs` and `logits` for classification tasks, or
+    `score` for STS-B.
 
     Registered as a `Predictor` with name "tft_sentence_pair".
     """
@@ -26,3 +28,10 @@ class SentencePairPredictor(Predictor):
         return self._dataset_reader.text_to_instance(  # type: ignore
             sentence1, json_dict.get("sentence2")
         )
+
+    def predict_json(self, inputs: JsonDict) -> JsonDict:
+        return {**inputs, **super().predict_json(inputs)}
+
+    def predict_batch_json(self, inputs: List[JsonDict]) -> List[JsonDict]:
+        outputs = super().predict_batch_json(inputs)
+        return [{**given, **output} for given, output in zip(inputs, outputs)]
