@@ -130,3 +130,17 @@ def test_export_round_trip_and_glue_from_the_export(injected, tmp_path):
 def test_export_python_api_rejects_archives_without_a_transformer(tmp_path):
     with pytest.raises(Exception):
         export_encoder(str(tmp_path / "missing.tar.gz"), str(tmp_path / "out"))
+
+
+def test_text_is_split_into_words_as_the_aligner_splits_it(injected):
+    """Spans read off `tft-align` output point at the same words when the predictor gets text."""
+    _, archive = injected
+    predictor = Predictor.from_path(archive)
+    from tft_allennlp.alignment.pipeline import Aligner
+
+    text = "I don't like   the U.S. plan's cost."
+    words = Aligner("en_core_web_sm").parse_text([text])[0].words
+    assert words == ["I", "do", "n't", "like", "the", "U.S.", "plan", "'s", "cost", "."]
+    output = predictor.predict_json({"sentence1": text, "sentence2": "A plan costs too much .",
+                                     "phrase_pairs": [[[1, 2], [2, 2]], [[5, 7], [1, 1]]]})
+    assert [pair["source"] for pair in output["phrase_pairs"]] == ["do n't", "U.S. plan 's"]

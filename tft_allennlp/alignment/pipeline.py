@@ -38,9 +38,15 @@ class Aligner:
         self._embedder = WordEmbedder(embeddings) if embeddings else None
 
     def parse_text(self, texts: Sequence[str]) -> List[ParsedSentence]:
-        # Runs of whitespace would become whitespace "words" (spaCy's SPACE tokens).
-        texts = [" ".join(text.split()) for text in texts]
-        return [parse_to_sentence(doc) for doc in self._nlp.pipe(texts)]
+        return [parse_to_sentence(doc) for doc in self._nlp.pipe([_normalized(t) for t in texts])]
+
+    def split_words(self, text: str) -> List[str]:
+        """
+        The words `parse_text` (and so `allennlp tft-align`) splits `text` into: spaCy's
+        tokenizer, without the parse. Everything that turns text into words uses this, so that
+        word spans of the aligned corpus point at the same words everywhere.
+        """
+        return [token.text for token in self._nlp.tokenizer(_normalized(text))]
 
     def parse_words(self, words: List[str]) -> ParsedSentence:
         from spacy.tokens import Doc
@@ -74,6 +80,11 @@ class Aligner:
             except Exception as error:
                 lines.append((number, json.dumps({"error": f"alignment failed: {error!r}"})))
         return lines
+
+
+def _normalized(text: str) -> str:
+    """Single spaces: runs of whitespace would become whitespace "words" (spaCy's SPACE tokens)."""
+    return " ".join(text.split())
 
 
 # The same pipeline as `en_core_web_sm`, published on PyPI under another name.

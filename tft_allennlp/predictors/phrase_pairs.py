@@ -1,12 +1,9 @@
 import itertools
-import re
 from typing import List
 
 from allennlp.common.util import JsonDict, sanitize
 from allennlp.data import Instance
 from allennlp.predictors.predictor import Predictor
-
-_WORD = re.compile(r"\w+|[^\w\s]")
 
 
 @Predictor.register("tft_phrase_pairs")
@@ -15,12 +12,12 @@ class PhrasePairsPredictor(Predictor):
     Says how likely two sentences, and each pair of their phrases, are paraphrases, with a
     `tft_paraphrase_injector` archive.
 
-    Input, one JSON object per line: the sentences as text (`sentence1`, `sentence2`, split
-    into words and punctuation) or as word lists (`source`, `target`), and the phrases, as word
-    spans (inclusive), either as explicit pairs or as one inventory per side, all of whose
-    combinations are scored. Without phrases, the syntactic phrases that `allennlp tft-align`
-    finds (spaCy's `en_core_web_sm`, which must be installed) are paired in all combinations,
-    and text is split into words by spaCy:
+    Input, one JSON object per line: the sentences as text (`sentence1`, `sentence2`) or as
+    word lists (`source`, `target`), and the phrases, as word spans (inclusive), either as
+    explicit pairs or as one inventory per side, all of whose combinations are scored. Without
+    phrases, the syntactic phrases that `allennlp tft-align` finds are paired in all
+    combinations. Text is split into words as `allennlp tft-align` splits it (spaCy's
+    `en_core_web_sm` tokenizer), so that spans read off its output point at the same words:
 
         {"sentence1": "A man is playing a flute .", "sentence2": "A man plays the flute .",
          "phrase_pairs": [[[3, 5], [2, 4]], [[0, 1], [3, 4]]]}
@@ -37,8 +34,8 @@ class PhrasePairsPredictor(Predictor):
     def _json_to_instance(self, json_dict: JsonDict) -> Instance:
         if not any(key in json_dict for key in ("phrase_pairs", "source_phrases", "target_phrases")):
             json_dict = {**json_dict, **self._syntactic_phrases(json_dict)}
-        source = _words(json_dict, "source", "sentence1")
-        target = _words(json_dict, "target", "sentence2")
+        source = self._words(json_dict, "source", "sentence1")
+        target = self._words(json_dict, "target", "sentence2")
         if "phrase_pairs" in json_dict:
             pairs = [(tuple(s), tuple(t)) for s, t in json_dict["phrase_pairs"]]
         elif "source_phrases" in json_dict and "target_phrases" in json_dict:
@@ -58,18 +55,30 @@ class PhrasePairsPredictor(Predictor):
                     raise ValueError(f"Span [{start}, {end}] is outside {len(words)} words.")
         return self._dataset_reader.text_to_instance(source, target, pairs)  # type: ignore
 
-    def _syntactic_phrases(self, json_dict: JsonDict) -> JsonDict:
-        """Words and phrase inventories of both sentences from the aligner's parser."""
+    def _get_aligner(self):
+        """The aligner's spaCy pipeline, loaded on first use."""
         from tft_allennlp.alignment.pipeline import Aligner
 
         if getattr(self, "_aligner", None) is None:
             self._aligner = Aligner("en_core_web_sm")
+        return self._aligner
+
+    def _words(self, json_dict: JsonDict, words_key: str, text_key: str) -> List[str]:
+        if words_key in json_dict:
+            return list(json_dict[words_key])
+        if text_key in json_dict:
+            return self._get_aligner().split_words(json_dict[text_key])
+        raise ValueError(f"Expected {words_key!r} (a list of words) or {text_key!r} (text).")
+
+    def _syntactic_phrases(self, json_dict: JsonDict) -> JsonDict:
+        """Words and phrase inventories of both sentences from the aligner's parser."""
+        aligner = self._get_aligner()
         parsed = {}
         for side, words_key, text_key in (("source", "source", "sentence1"), ("target", "target", "sentence2")):
             if words_key in json_dict:
-                parsed[side] = self._aligner.parse_words(list(json_dict[words_key]))
+                parsed[side] = aligner.parse_words(list(json_dict[words_key]))
             elif text_key in json_dict:
-                parsed[side] = self._aligner.parse_text([json_dict[text_key]])[0]
+                parsed[side] = aligner.parse_text([json_dict[text_key]])[0]
             else:
                 raise ValueError(f"Expected {words_key!r} (a list of words) or {text_key!r} (text).")
         return {
@@ -114,10 +123,3 @@ class PhrasePairsPredictor(Predictor):
             ]
         return sanitize(view)
 
-
-def _words(json_dict: JsonDict, words_key: str, text_key: str) -> List[str]:
-    if words_key in json_dict:
-        return list(json_dict[words_key])
-    if text_key in json_dict:
-        return _WORD.findall(json_dict[text_key])
-    raise ValueError(f"Expected {words_key!r} (a list of words) or {text_key!r} (text).")
