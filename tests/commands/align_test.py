@@ -3,9 +3,12 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from tests import FIXTURES_ROOT, PROJECT_ROOT
 from tft_allennlp.alignment.pipeline import Aligner, evaluate
 from tft_allennlp.commands.align import align_file
+from tft_allennlp.common.input_problems import MalformedInputError
 
 PAIRS = [
     ("A man is playing a flute.", "A man plays the flute."),
@@ -80,3 +83,11 @@ def test_gold_set_precision():
     assert scores["gold"] == 413
     assert scores["precision"] >= 0.80
     assert scores["correct"] == round(scores["precision"] * scores["predicted"])
+
+
+def test_the_evaluation_reads_gold_through_the_corpus_schema(tmp_path):
+    gold = tmp_path / "gold.jsonl"
+    first = open(FIXTURES_ROOT / "alignment/gold.jsonl").readline()
+    gold.write_text(first + '{"source": ["a", "b"], "target": ["c"], "alignments": [[[1, 0], [0, 0]]]}\n')
+    with pytest.raises(MalformedInputError, match=r"gold.jsonl:2: reversed span"):
+        evaluate(str(gold), Aligner("en_core_web_sm"))

@@ -29,8 +29,8 @@ from typing import Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 import numpy
 
-Span = Tuple[int, int]
-PhrasePair = Tuple[Span, Span]
+from tft_allennlp.common.aligned_corpus import PhrasePair, Span, corpus_record
+
 
 CONTENT_POS = frozenset({"NOUN", "PROPN", "VERB", "ADJ", "ADV", "NUM"})
 SUBJECTS = frozenset({"nsubj", "nsubjpass", "csubj", "csubjpass", "expl"})
@@ -195,12 +195,8 @@ def align(
     similarity: Optional[numpy.ndarray] = None,
     similarity_threshold: float = 0.5,
 ) -> Dict:
-    """The aligned-corpus record of one pair (the schema the injection reader reads)."""
+    """The aligned-corpus record of one pair (`tft_allennlp.common.aligned_corpus`)."""
     links = link_words(source, target, similarity, similarity_threshold)
-    return {
-        "source": source.words,
-        "target": target.words,
-        "source_phrases": [list(span) for span in source.phrases],
-        "target_phrases": [list(span) for span in target.phrases],
-        "alignments": [[list(s), list(t)] for s, t in align_phrases(source, target, links)],
-    }
+    return corpus_record(
+        source.words, target.words, source.phrases, target.phrases, align_phrases(source, target, links)
+    )

@@ -12,6 +12,8 @@ from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 import numpy
 
 from tft_allennlp.alignment.phrase_aligner import ParsedSentence, align, parse_to_sentence
+from tft_allennlp.common.aligned_corpus import parse_record
+from tft_allennlp.common.input_problems import InputProblems, read_raw_lines
 
 logger = logging.getLogger(__name__)
 
@@ -184,22 +186,23 @@ def align_stream(
 
 def evaluate(gold_path: str, aligner: Aligner) -> Dict[str, float]:
     """
-    Micro-averaged precision, recall and F1 of the aligner's phrase pairs against a gold file
-    of JSON lines `{"source": words, "target": words, "alignments": [[span, span], ...]}`.
+    Micro-averaged precision, recall and F1 of the aligner's phrase pairs against a gold file in
+    the aligned-corpus schema (`tft_allennlp.common.aligned_corpus`; only `source`, `target` and
+    `alignments` matter). A malformed gold line is an error naming `file:line`.
     """
     predicted_total = gold_total = correct = 0
-    with open(gold_path, encoding="utf-8") as handle:
-        for line in handle:
-            if not line.strip():
-                continue
-            record = json.loads(line)
-            gold = {(tuple(s), tuple(t)) for s, t in record["alignments"]}
-            source = aligner.parse_words(record["source"])
-            target = aligner.parse_words(record["target"])
-            predicted = {(tuple(s), tuple(t)) for s, t in aligner.align(source, target)["alignments"]}
-            predicted_total += len(predicted)
-            gold_total += len(gold)
-            correct += len(predicted & gold)
+    problems = InputProblems(gold_path)
+    for number, raw in read_raw_lines(gold_path):
+        if not raw.strip():
+            continue
+        record = parse_record(number, raw, problems)
+        gold = set(record.alignments)
+        source = aligner.parse_words(record.source)
+        target = aligner.parse_words(record.target)
+        predicted = {(tuple(s), tuple(t)) for s, t in aligner.align(source, target)["alignments"]}
+        predicted_total += len(predicted)
+        gold_total += len(gold)
+        correct += len(predicted & gold)
     precision = correct / predicted_total if predicted_total else 0.0
     recall = correct / gold_total if gold_total else 0.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
