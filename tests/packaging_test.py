@@ -3,6 +3,7 @@ A non-editable install: the wheel carries the configs as package data, and the i
 package runs from a directory outside the checkout.
 """
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -11,9 +12,15 @@ from tests import PROJECT_ROOT
 
 
 def test_the_wheel_carries_the_configs_and_works_outside_the_checkout(tmp_path):
+    # Built from a copy of the sources, so that the build leaves nothing in the checkout.
+    source = tmp_path / "source"
+    shutil.copytree(PROJECT_ROOT / "tft_allennlp", source / "tft_allennlp",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("setup.py", "README.md"):
+        shutil.copy(PROJECT_ROOT / name, source / name)
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
-         "--disable-pip-version-check", "-w", str(tmp_path / "dist"), str(PROJECT_ROOT)],
+         "--disable-pip-version-check", "-w", str(tmp_path / "dist"), str(source)],
         check=True, capture_output=True,
     )
     (wheel,) = (tmp_path / "dist").glob("tft_allennlp-*.whl")

@@ -29,7 +29,7 @@ REGISTERED = [
     (SpanExtractor, "tft_max_pooling", "MaxPoolingSpanExtractor"),
     (SpanExtractor, "tft_mean_pooling", "MeanPoolingSpanExtractor"),
     (PhrasePairFeatures, "tft_elaborate", "ElaborateFeatures"),
-    (PhrasePairFeatures, "tft_simple", "SimpleFeatures"),
+    (PhrasePairFeatures, "tft_concat", "ConcatFeatures"),
     (LearningRateScheduler, "tft_linear_with_warmup_fraction", "LinearWithWarmupFraction"),
     (TrainerCallback, "tft_stop_after_decreases", "StopAfterDecreases"),
     (TrainerCallback, "tft_rng_checkpoint", "RngCheckpoint"),

@@ -14,6 +14,6 @@ def test_elaborate_features():
 
 
 def test_simple_features():
-    features = PhrasePairFeatures.from_params(Params({"type": "tft_simple"}))
+    features = PhrasePairFeatures.from_params(Params({"type": "tft_concat"}))
     assert features.get_output_dim(2) == 4
     assert features(SOURCE, TARGET).tolist() == [[[1.0, -2.0, 3.0, 4.0]]]

@@ -4,6 +4,10 @@ the tokenizer's own special tokens and segment ids (`[CLS] a [SEP] b [SEP]` for 
 longest-first truncation to `max_length`, and, for word-split sentences, the map from word spans
 to wordpiece spans of the joined sequence. The GLUE reader, the injection reader and the
 predictors all encode through `PairEncoder`.
+
+AllenNLP's `intra_word_tokenize_sentence_pair` is not used for word-split pairs: it tokenizes
+word by word (RoBERTa's words then lose the space before them) and cannot truncate; the fast
+tokenizer's `word_ids` give the same map in one call.
 """
 import dataclasses
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple

@@ -4,11 +4,12 @@ import torch
 from allennlp.data import TextFieldTensors, Vocabulary
 from allennlp.models.model import Model
 from allennlp.modules import Seq2VecEncoder, TextFieldEmbedder
+from allennlp.modules.seq2vec_encoders import ClsPooler
 from allennlp.nn import InitializerApplicator, util
 from allennlp.training.metrics import CategoricalAccuracy, F1Measure, Metric
 
 from tft_allennlp.common.glue_tasks import GlueTask, get_glue_task
-from tft_allennlp.models.classifier_layer import classifier_layer
+from tft_allennlp.nn.initializers import classifier_initializer
 from tft_allennlp.nn.util import mean_loss
 from tft_allennlp.training.metrics import (
     MatthewsCorrelation,
@@ -37,9 +38,9 @@ class GlueClassifier(Model):
     task : `str`
         The GLUE task name, which fixes regression vs classification, the metrics and the
         positive class for F1.
-    seq2vec_encoder : `Seq2VecEncoder`, optional (default = `None`)
+    seq2vec_encoder : `Seq2VecEncoder`, optional (default = `cls_pooler`)
         How the sequence becomes one vector. By default the final `[CLS]` state, as in the
-        paper; `{"type": "bert_pooler", "pretrained_model": ...}` adds BERT's pretrained
+        paper (AllenNLP's `cls_pooler`: the first token's vector, which is `<s>` for RoBERTa); `{"type": "bert_pooler", "pretrained_model": ...}` adds BERT's pretrained
         tanh pooler, as Hugging Face's `BertForSequenceClassification` does (the configs'
         `tft_pretrained_transformer` embedder drops the pooler from its own copy of the model
         only, so `bert_pooler` still finds it).
@@ -47,8 +48,8 @@ class GlueClassifier(Model):
         Dropout on the `[CLS]` vector, as in BERT.
     label_namespace : `str`, optional (default = `"labels"`)
     initializer : `InitializerApplicator`, optional
-        If not given, the output layer is initialised like BERT's classifier (normal, std 0.02;
-        zero bias).
+        Applied after the output layer has been initialised like BERT's classifier (normal, std
+        0.02; zero bias).
     """
 
     default_predictor = "tft_sentence_pair"
@@ -67,17 +68,17 @@ class GlueClassifier(Model):
         super().__init__(vocab, **kwargs)
         self._task: GlueTask = get_glue_task(task)
         self._text_field_embedder = text_field_embedder
-        self._seq2vec_encoder = seq2vec_encoder
+        self._seq2vec_encoder = seq2vec_encoder or ClsPooler(text_field_embedder.get_output_dim())
         self._dropout = torch.nn.Dropout(dropout)
         self._label_namespace = label_namespace
         num_outputs = 1 if self._task.is_regression else vocab.get_vocab_size(label_namespace)
-        vector_dim = (seq2vec_encoder or text_field_embedder).get_output_dim()
-        self._output_layer = classifier_layer(vector_dim, num_outputs)
+        self._output_layer = torch.nn.Linear(self._seq2vec_encoder.get_output_dim(), num_outputs)
         self._metrics: Dict[str, Metric] = {
             name: self._build_metric(name) for name in self._task.metrics
         }
         # Some metrics (F1) raise when read before any update; report 0.0 until then.
         self._metrics_updated = False
+        classifier_initializer("_output_layer")(self)
         if initializer is not None:
             initializer(self)
 
@@ -120,12 +121,8 @@ class GlueClassifier(Model):
         """
         # Shape: (batch_size, num_wordpieces, embedding_dim)
         embedded = self._text_field_embedder(tokens)
-        if self._seq2vec_encoder is None:
-            # Shape: (batch_size, embedding_dim)
-            vector = embedded[:, 0, :]
-        else:
-            # Shape: (batch_size, encoder_output_dim)
-            vector = self._seq2vec_encoder(embedded, util.get_text_field_mask(tokens))
+        # Shape: (batch_size, encoder_output_dim)
+        vector = self._seq2vec_encoder(embedded, util.get_text_field_mask(tokens))
         # Shape: (batch_size, num_outputs)
         logits = self._output_layer(self._dropout(vector))
 

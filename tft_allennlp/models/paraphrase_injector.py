@@ -6,12 +6,13 @@ from allennlp.common.checks import ConfigurationError, check_dimensions_match
 from allennlp.data import TextFieldTensors, Vocabulary
 from allennlp.models.model import Model
 from allennlp.modules import TextFieldEmbedder
+from allennlp.modules.seq2vec_encoders import ClsPooler
 from allennlp.modules.span_extractors import SpanExtractor
 from allennlp.nn import InitializerApplicator, util
 from allennlp.training.metrics import CategoricalAccuracy, FBetaMeasure
 
-from tft_allennlp.models.classifier_layer import classifier_layer
 from tft_allennlp.modules.phrase_pair_features import PhrasePairFeatures
+from tft_allennlp.nn.initializers import classifier_initializer
 from tft_allennlp.nn.util import mean_loss
 
 
@@ -46,12 +47,13 @@ class ParaphraseInjector(Model):
         (follow-up). Its `input_dim` defaults to the embedder's output dimension; if given, it
         must equal it.
     phrase_pair_features : `PhrasePairFeatures`
-        `tft_elaborate` (`[hs; ht; hs*ht; |hs-ht|]`) or `tft_simple` (`[hs; ht]`).
+        `tft_elaborate` (`[hs; ht; hs*ht; |hs-ht|]`) or `tft_concat` (`[hs; ht]`).
     dropout : `float`, optional (default = `0.2`)
         Dropout before each classifier.
     loss_weights : `Dict[str, float]`, optional (default = `{"sentence": 1.0, "phrase": 1.0}`)
     initializer : `InitializerApplicator`, optional
-        If not given, both classifiers are initialised like BERT's (normal, std 0.02; zero bias).
+        Applied after both classifiers have been initialised like BERT's (normal, std 0.02; zero
+        bias).
     """
 
     default_predictor = "tft_phrase_pairs"
@@ -88,15 +90,17 @@ class ParaphraseInjector(Model):
         self._phrase_classifier: Optional[torch.nn.Linear] = None
         self._metrics: Dict[str, Any] = {}
         if self._loss_weights["sentence"] > 0:
-            self._sentence_classifier = classifier_layer(hidden_dim, vocab.get_vocab_size("labels"))
+            self._cls_pooler = ClsPooler(hidden_dim)
+            self._sentence_classifier = torch.nn.Linear(hidden_dim, vocab.get_vocab_size("labels"))
             self._metrics["sentence_accuracy"] = CategoricalAccuracy()
         if self._loss_weights["phrase"] > 0:
             feature_dim = phrase_pair_features.get_output_dim(self._span_extractor.get_output_dim())
             num_phrase_labels = vocab.get_vocab_size("phrase_labels")
-            self._phrase_classifier = classifier_layer(feature_dim, num_phrase_labels)
+            self._phrase_classifier = torch.nn.Linear(feature_dim, num_phrase_labels)
             self._metrics["phrase_accuracy"] = CategoricalAccuracy()
             self._metrics["phrase_f1"] = FBetaMeasure(average=None)
         self._metrics_updated = False
+        classifier_initializer("_sentence_classifier", "_phrase_classifier")(self)
         if initializer is not None:
             initializer(self)
 
@@ -141,7 +145,9 @@ class ParaphraseInjector(Model):
 
         if self._sentence_classifier is not None:
             # Shape: (batch_size, num_labels)
-            sentence_logits = self._sentence_classifier(self._dropout(embedded[:, 0, :]))
+            # Shape: (batch_size, hidden_dim): the final [CLS] state.
+            cls_vector = self._cls_pooler(embedded, token_mask)
+            sentence_logits = self._sentence_classifier(self._dropout(cls_vector))
             output["sentence_logits"] = sentence_logits
             output["sentence_probs"] = torch.softmax(sentence_logits, dim=-1)
             if label is not None:
