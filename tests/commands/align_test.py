@@ -75,14 +75,17 @@ def test_output_is_read_by_the_injection_reader(tmp_path):
     assert len(instances) == 30
 
 
-def test_gold_set_precision():
-    """The hand-aligned gold set (fixtures/alignment/gold.jsonl, 45 pairs): precision >= 0.80."""
+def test_gold_set_scores_are_the_readmes():
+    """The hand-aligned gold set (fixtures/alignment/gold.jsonl, 45 pairs), lexical links: the
+    README's table says P 0.913 / R 0.734 / F1 0.813; the counts behind it, checked by hand
+    once, are 303 correct of 332 predicted and 413 gold pairs."""
     gold = FIXTURES_ROOT / "alignment/gold.jsonl"
     assert sum(1 for _ in open(gold)) == 45
     scores = evaluate(str(gold), Aligner("en_core_web_sm"))
-    assert scores["gold"] == 413
-    assert scores["precision"] >= 0.80
-    assert scores["correct"] == round(scores["precision"] * scores["predicted"])
+    assert (scores["correct"], scores["predicted"], scores["gold"]) == (303, 332, 413)
+    readme = (PROJECT_ROOT / "README.md").read_text()
+    row = f"| lexical (form, lemma) | {scores['precision']:.3f} | {scores['recall']:.3f} | {scores['f1']:.3f} |"
+    assert row == "| lexical (form, lemma) | 0.913 | 0.734 | 0.813 |" and row in readme
 
 
 def test_the_evaluation_reads_gold_through_the_corpus_schema(tmp_path):

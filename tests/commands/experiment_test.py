@@ -10,7 +10,7 @@ import pytest
 from allennlp.common.checks import ConfigurationError
 
 from tests import FIXTURES_ROOT, PROJECT_ROOT
-from tft_allennlp.experiments import ExperimentSpec, tuned_choices
+from tft_allennlp.experiments import ExperimentSpec, collect_results, tuned_choices
 from tft_allennlp.experiments.outcomes import tuned_choice
 from tft_allennlp.experiments.report import markdown_table, plot
 from tft_allennlp.experiments.runner import ExperimentRunner, parse_shard
@@ -84,6 +84,8 @@ def test_every_run_has_its_config_metrics_and_log(experiment):
         assert not [name for name in os.listdir(run.directory) if name.endswith((".th", ".tar.gz"))]
         config = json.loads(open(os.path.join(run.directory, "config.json")).read())
         assert config["random_seed"] == run.seed and config["dataset_reader"]["train_size"] == 8
+        # The subsample's seed is the run's: every variant of a seed sees the same examples.
+        assert config["dataset_reader"]["seed"] == run.seed
         assert config["trainer"]["optimizer"]["lr"] == {"paper": 3e-5, "lr0.003": 3e-3}[run.candidate]
         model = config["model"]["text_field_embedder"]["token_embedders"]["tokens"]["model_name"]
         injected = os.path.join(experiment.output_dir, "injection/tiny/tft/encoder")
@@ -297,3 +299,32 @@ def test_shard_arguments():
     for text in ("5/5", "-1/2", "1", "a/b"):
         with pytest.raises(ValueError, match="--shard"):
             parse_shard(text)
+
+
+def test_report_only_rewrites_the_outputs_without_running_anything(experiment):
+    output = experiment.output_dir
+    table = open(os.path.join(output, "results.md")).read()
+    attempts = open(os.path.join(output, "attempts.jsonl")).read()
+    for name in ("results.md", "runs.csv", "scores.png"):
+        os.remove(os.path.join(output, name))
+    command = [sys.executable, "-m", "allennlp", "tft-experiment", os.path.join(output, "..", "spec.json"),
+               "--report-only"]
+    result = subprocess.run(command, cwd=PROJECT_ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "runs: {}" in result.stdout
+    assert open(os.path.join(output, "results.md")).read() == table
+    assert os.path.exists(os.path.join(output, "runs.csv")) and os.path.exists(os.path.join(output, "scores.png"))
+    assert open(os.path.join(output, "attempts.jsonl")).read() == attempts
+
+
+def test_metric_epoch_best_reports_the_best_epochs_scores(tmp_path):
+    spec = ExperimentSpec(output_dir=str(tmp_path), base_models={"b": "m"}, tasks=["rte"], glue_dir="g",
+                          variants=["none"], metric_epoch="best")
+    (run,) = spec.glue_runs({})
+    os.makedirs(run.directory)
+    with open(os.path.join(run.directory, "metrics.json"), "w") as handle:
+        json.dump({"validation_accuracy": 0.5, "best_validation_accuracy": 0.75, "best_validation_loss": 0.3,
+                   "validation_loss": 0.4, "best_epoch": 1}, handle)
+    assert [row["accuracy"] for row in collect_results(spec)] == [0.75]
+    spec.metric_epoch = "last"
+    assert [row["accuracy"] for row in collect_results(spec)] == [0.5]

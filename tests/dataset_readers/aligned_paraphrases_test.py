@@ -129,8 +129,14 @@ def test_span_mapping_property_on_random_sentences():
                 assert separator < target_pieces[0] <= target_pieces[1] <= n - 2
                 covered = layout.tokens[target_pieces[0] : target_pieces[1] + 1]
                 assert text(covered) == "".join(target[m : o + 1])
-            if source_pieces is None or target_pieces is None:
-                assert layout.truncated  # all words have pieces here: only truncation cuts
+            # All words have pieces here, so a span is dropped exactly when truncation cut
+            # the pieces of its last word.
+            kept = reader.encoder.join(reader.encoder.word_pieces(source).pieces,
+                                       reader.encoder.word_pieces(target).pieces).lengths
+            source_end = reader.encoder.word_pieces(source).word_spans[k][1]
+            target_end = reader.encoder.word_pieces(target).word_spans[o][1]
+            assert (source_pieces is None) == (source_end >= kept[0])
+            assert (target_pieces is None) == (target_end >= kept[1])
 
 
 def test_negatives_follow_the_paper():

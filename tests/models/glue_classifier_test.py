@@ -1,5 +1,8 @@
+import json
+
 import numpy
 import pytest
+import torch
 from allennlp.common.testing import ModelTestCase
 from allennlp.data import Batch, Instance
 from scipy.stats import pearsonr, spearmanr
@@ -53,13 +56,25 @@ class TestGlueClassifier(ModelTestCase):
     def test_matthews_correlation_for_cola(self):
         self.set_up_model(CONFIGS_ROOT / "glue/cola.jsonnet", GLUE / "CoLA/train.tsv")
         self.model.eval()
+        # Output weights along the difference of the two classes' mean [CLS] vectors, so that
+        # the random model predicts both classes, correlated with the gold ones, and the check
+        # cannot compare 0 with 0.
+        batch = Batch(self.instances)
+        batch.index_instances(self.vocab)
+        gold = torch.tensor(gold_indices(self.model, self.instances))
+        with torch.no_grad():
+            vectors = self.model._text_field_embedder(batch.as_tensor_dict()["tokens"])[:, 0, :]
+            centre = vectors.mean(0)
+            direction = vectors[gold == 1].mean(0) - vectors[gold == 0].mean(0)
+            self.model._output_layer.weight.copy_(torch.stack([-direction, direction]))
+            self.model._output_layer.bias.copy_(torch.stack([centre @ direction, -(centre @ direction)]))
         outputs = self.model.forward_on_instances(self.instances)
         predicted = [int(numpy.argmax(output["probs"])) for output in outputs]
+        assert len(set(predicted)) == 2
         metrics = self.model.get_metrics(reset=True)
         assert set(metrics) == {"mcc"}
-        assert metrics["mcc"] == pytest.approx(
-            matthews_corrcoef(gold_indices(self.model, self.instances), predicted)
-        )
+        expected = matthews_corrcoef(gold_indices(self.model, self.instances), predicted)
+        assert expected != 0.0 and metrics["mcc"] == pytest.approx(expected)
 
     def test_pearson_and_spearman_for_stsb(self):
         self.set_up_model(CONFIGS_ROOT / "glue/stsb.jsonnet", GLUE / "STS-B/train.tsv")
@@ -99,3 +114,20 @@ class TestGlueClassifier(ModelTestCase):
         self.model.eval()
         assert "loss" not in self.model(**empty)  # not counted in the validation loss
         assert self.model.get_metrics(reset=True) == {"pearson": 0.0, "spearman": 0.0, "combined_score": 0.0}
+
+
+def test_the_bert_pooler_head_starts_from_the_checkpoints_pooler(tiny_bert):
+    """README: `"model.seq2vec_encoder": {"type": "bert_pooler", ...}` puts BERT's pretrained
+    tanh pooler in front of the classifier; the configs' embedder keeps it available."""
+    from allennlp.common import Params
+    from allennlp.data import Vocabulary
+    from allennlp.models import Model
+    from transformers import AutoModel
+
+    overrides = {"model.seq2vec_encoder": {"type": "bert_pooler", "pretrained_model": tiny_bert}}
+    params = Params.from_file(str(CONFIGS_ROOT / "glue/mrpc.jsonnet"), json.dumps(overrides))
+    vocab = Vocabulary.from_params(params.pop("vocabulary"), instances=[])
+    model = Model.from_params(vocab=vocab, params=params.pop("model"))
+    pretrained = AutoModel.from_pretrained(tiny_bert).pooler.dense.weight
+    assert torch.equal(model._seq2vec_encoder.pooler.dense.weight, pretrained)
+    assert model._text_field_embedder._token_embedders["tokens"].transformer_model.pooler is None

@@ -6,6 +6,10 @@ import sys
 import pytest
 import torch
 from allennlp.commands.train import train_model_from_file
+from allennlp.common import Params, cached_transformers
+from allennlp.common.checks import ConfigurationError
+from allennlp.data import Vocabulary
+from allennlp.models import Model
 from allennlp.predictors import Predictor
 from transformers import AutoModel, AutoTokenizer
 
@@ -34,21 +38,25 @@ def test_phrase_pair_view(injected):
     _, archive = injected
     predictor = Predictor.from_path(archive)
     assert type(predictor).__name__ == "PhrasePairsPredictor"
-    output = predictor.predict_json(
-        {
-            "sentence1": "A man is playing a flute.",
-            "sentence2": "A man plays the flute.",
-            "phrase_pairs": [[[3, 5], [2, 4]], [[0, 1], [3, 4]]],
-        }
-    )
-    assert 0.0 <= output["paraphrase_probability"] <= 1.0
+    request = {
+        "sentence1": "A man is playing a flute.",
+        "sentence2": "A man plays the flute.",
+        "phrase_pairs": [[[3, 5], [2, 4]], [[0, 1], [3, 4]]],
+    }
+    output = predictor.predict_json(request)
     pairs = output["phrase_pairs"]
     assert [(p["source"], p["target"]) for p in pairs] == [
         ("playing a flute", "plays the flute"),
         ("A man", "the flute"),
     ]
-    assert all(0.0 <= p["paraphrase_probability"] <= 1.0 for p in pairs)
-    assert all(p["label"] in {"paraphrase", "random", "in_paraphrase"} for p in pairs)
+    # The view carries the model's own probabilities for the same input.
+    instance = predictor._json_to_instance(request)
+    predictor._dataset_reader.apply_token_indexers(instance)
+    expected = predictor._model.forward_on_instance(instance)
+    paraphrase = predictor._model.vocab.get_token_index("paraphrase", "labels")
+    assert output["paraphrase_probability"] == pytest.approx(float(expected["sentence_probs"][paraphrase]))
+    assert [p["paraphrase_probability"] for p in pairs] == pytest.approx(expected["phrase_paraphrase_probs"])
+    assert [p["label"] for p in pairs] == expected["phrase_labels"]
 
 
 def test_inventories_are_scored_pairwise_and_batches_agree(injected):
@@ -114,22 +122,34 @@ def test_export_round_trip_and_glue_from_the_export(injected, tmp_path):
         reloaded_state["encoder.layer.0.attention.self.query.weight"],
     )
     assert AutoTokenizer.from_pretrained(exported).tokenize("playing") == ["play", "##ing"]
-    # A GLUE config fine-tunes from the export.
+    # A GLUE config built with TFT_MODEL set to the export starts from the injected weights.
     os.environ["TFT_MODEL"], base = exported, os.environ["TFT_MODEL"]
     try:
-        train_model_from_file(
-            CONFIGS_ROOT / "glue/mrpc.jsonnet",
-            tmp_path / "mrpc",
-            overrides=json.dumps({"trainer.num_epochs": 1}),
-        )
+        cached_transformers._clear_caches()
+        params = Params.from_file(str(CONFIGS_ROOT / "glue/mrpc.jsonnet"))
+        vocab = Vocabulary.from_params(params.pop("vocabulary"), instances=[])
+        glue = Model.from_params(vocab=vocab, params=params.pop("model"))
     finally:
         os.environ["TFT_MODEL"] = base
-    assert json.loads((tmp_path / "mrpc/metrics.json").read_text())["validation_accuracy"] >= 0.0
+        cached_transformers._clear_caches()
+    glue_state = glue._text_field_embedder._token_embedders["tokens"].transformer_model.state_dict()
+    for name, tensor in glue_state.items():
+        assert torch.equal(tensor, trained_state[name]), name
 
 
-def test_export_python_api_rejects_archives_without_a_transformer(tmp_path):
-    with pytest.raises(Exception):
+def test_export_names_a_missing_or_broken_archive(tmp_path, injected):
+    _, archive = injected
+    with pytest.raises(ConfigurationError, match="missing.tar.gz: no such file"):
         export_encoder(str(tmp_path / "missing.tar.gz"), str(tmp_path / "out"))
+    (tmp_path / "text.tar.gz").write_text("not an archive\n")
+    with pytest.raises(ConfigurationError, match="text.tar.gz: not a readable model archive"):
+        export_encoder(str(tmp_path / "text.tar.gz"), str(tmp_path / "out"))
+    data = open(archive, "rb").read()
+    (tmp_path / "truncated.tar.gz").write_bytes(data[: len(data) // 2])
+    with pytest.raises(ConfigurationError, match="truncated.tar.gz: not a readable model archive"):
+        export_encoder(str(tmp_path / "truncated.tar.gz"), str(tmp_path / "out"))
+    with pytest.raises(ConfigurationError, match="best.th: no such file"):
+        export_encoder(archive, str(tmp_path / "out"), weights_file=str(tmp_path / "best.th"))
 
 
 def test_text_is_split_into_words_as_the_aligner_splits_it(injected):
@@ -144,3 +164,25 @@ def test_text_is_split_into_words_as_the_aligner_splits_it(injected):
     output = predictor.predict_json({"sentence1": text, "sentence2": "A plan costs too much .",
                                      "phrase_pairs": [[[1, 2], [2, 2]], [[5, 7], [1, 1]]]})
     assert [pair["source"] for pair in output["phrase_pairs"]] == ["do n't", "U.S. plan 's"]
+
+
+def test_export_from_a_serialization_directory_and_from_a_weights_file(injected, tmp_path):
+    """The README's promises: a directory exports its best.th; --weights-file picks another."""
+    _, archive = injected
+    directory = os.path.dirname(archive)
+
+    def encoder_state(path):
+        return AutoModel.from_pretrained(path).state_dict()
+
+    def checkpoint(epoch):  # AllenNLP names the checkpoint after epoch k "model_state_e{k+1}_b0"
+        return os.path.join(directory, f"model_state_e{epoch + 1}_b0.th")
+
+    best_epoch = json.loads(open(os.path.join(directory, "metrics.json")).read())["best_epoch"]
+    from_archive = encoder_state(export_encoder(archive, str(tmp_path / "archive")))
+    from_directory = encoder_state(export_encoder(directory, str(tmp_path / "directory")))
+    best = encoder_state(export_encoder(directory, str(tmp_path / "best"), weights_file=checkpoint(best_epoch)))
+    other = encoder_state(export_encoder(directory, str(tmp_path / "other"), weights_file=checkpoint(1 - best_epoch)))
+    for key in from_archive:
+        assert torch.equal(from_archive[key], from_directory[key]) and torch.equal(from_archive[key], best[key]), key
+    name = "encoder.layer.0.attention.self.query.weight"
+    assert not torch.equal(other[name], from_archive[name])

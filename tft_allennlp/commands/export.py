@@ -7,9 +7,13 @@ mean pooling.
 """
 import argparse
 import copy
+import gzip
 import json
 import logging
 import os
+import tarfile
+import zlib
+from typing import Optional
 
 from allennlp.commands.subcommand import Subcommand
 from allennlp.common.checks import ConfigurationError
@@ -58,7 +62,7 @@ def export_encoder(
     `output_dir` with `save_pretrained` (and, with `sentence_transformers`, the
     sentence-transformers files for mean pooling), and returns `output_dir`.
     """
-    archive = load_archive(archive_file, weights_file=weights_file)
+    archive = _load(archive_file, weights_file)
     embedders = [
         module for module in archive.model.modules() if isinstance(module, PretrainedTransformerEmbedder)
     ]
@@ -92,6 +96,24 @@ def export_encoder(
         write_sentence_transformers_files(output_dir, transformer.config.hidden_size, max_length)
     logger.info("Wrote the encoder of %s to %s", archive_file, output_dir)
     return output_dir
+
+
+def _load(archive_file: str, weights_file: Optional[str]):
+    """The archive, or a `ConfigurationError` that names the file and what is wrong with it."""
+    for path in (archive_file, weights_file):
+        if path is not None and not os.path.exists(path):
+            raise ConfigurationError(f"{path}: no such file or directory.")
+    try:
+        return load_archive(archive_file, weights_file=weights_file)
+    except (tarfile.ReadError, EOFError, zlib.error, gzip.BadGzipFile) as error:
+        raise ConfigurationError(
+            f"{archive_file}: not a readable model archive (a model.tar.gz, or a serialization "
+            f"directory): {error}"
+        ) from None
+    except FileNotFoundError as error:
+        raise ConfigurationError(
+            f"{archive_file}: incomplete serialization directory or archive: {error}"
+        ) from None
 
 
 def write_sentence_transformers_files(directory: str, hidden_size: int, max_seq_length: int) -> None:
