@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 # Tests never touch the network: every model they use is written locally.
 OFFLINE := HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 
-.PHONY: setup test demo lock clean
+.PHONY: setup test lint demo lock clean
 
 setup: $(STAMP)
 
@@ -23,6 +23,11 @@ $(STAMP): requirements.lock.txt setup.py
 
 test: setup
 	$(OFFLINE) $(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# Formatting and lint rules (pyproject.toml): `ruff format .` fixes the formatting.
+lint: setup
+	$(BIN)/ruff format --check .
+	$(BIN)/ruff check .
 
 demo: setup
 	PATH=$(abspath $(BIN)):$$PATH bash scripts/demo.sh

@@ -6,6 +6,7 @@ transformers<4.21, spacy<3.4) that cannot install on Python 3.11, so it is insta
 its dependencies and the verified stack comes from `requirements.txt`. The requirements below
 are what the plugin itself imports, left loose so that pip never reaches for other releases.
 """
+
 from setuptools import find_packages, setup
 
 setup(
@@ -17,12 +18,21 @@ setup(
     license="Apache-2.0",
     packages=find_packages(include=["tft_allennlp", "tft_allennlp.*"]),
     # The configs are package data, so that `allennlp tft-experiment` finds them in a wheel.
-    package_data={"tft_allennlp": ["training_configs/*/*.jsonnet", "training_configs/*/*.libsonnet"]},
+    package_data={
+        "tft_allennlp": ["training_configs/*/*.jsonnet", "training_configs/*/*.libsonnet"]
+    },
     python_requires=">=3.11",
     # What the plugin imports. `datasets` is imported only to read GLUE from Hugging Face
     # datasets, `sentence_transformers` only by users loading a --sentence-transformers export.
     install_requires=[
-        "allennlp==2.10.1", "torch", "transformers", "numpy", "scipy", "scikit-learn", "spacy",
-        "matplotlib", "datasets",
+        "allennlp==2.10.1",
+        "torch",
+        "transformers",
+        "numpy",
+        "scipy",
+        "scikit-learn",
+        "spacy",
+        "matplotlib",
+        "datasets",
     ],
 )

@@ -8,6 +8,7 @@ Sentences are synthetic, about 20 words, built from templates with a fixed seed,
 aligns the same text. Each measurement runs in a fresh process; results are printed as a
 markdown table with the ratios that benchmarks/RESULTS.md reports.
 """
+
 import argparse
 import os
 import random
@@ -17,11 +18,40 @@ import sys
 import tempfile
 import time
 
-SUBJECTS = ["the young teacher", "a local farmer", "the city council", "my older brother", "the new manager", "a tired nurse"]
-VERBS = [("bought", "purchased"), ("repaired", "fixed"), ("visited", "went to see"), ("described", "explained"), ("cleaned", "tidied up")]
-OBJECTS = ["an old wooden house", "the broken kitchen window", "a small red car", "the annual budget report", "the empty train station"]
-PLACES = ["near the river", "in the north of the country", "after the long winter", "before the big meeting", "with two close friends"]
-TIMES = [("last week", "a week ago"), ("on Monday morning", "early on Monday"), ("in the spring", "during the spring")]
+SUBJECTS = [
+    "the young teacher",
+    "a local farmer",
+    "the city council",
+    "my older brother",
+    "the new manager",
+    "a tired nurse",
+]
+VERBS = [
+    ("bought", "purchased"),
+    ("repaired", "fixed"),
+    ("visited", "went to see"),
+    ("described", "explained"),
+    ("cleaned", "tidied up"),
+]
+OBJECTS = [
+    "an old wooden house",
+    "the broken kitchen window",
+    "a small red car",
+    "the annual budget report",
+    "the empty train station",
+]
+PLACES = [
+    "near the river",
+    "in the north of the country",
+    "after the long winter",
+    "before the big meeting",
+    "with two close friends",
+]
+TIMES = [
+    ("last week", "a week ago"),
+    ("on Monday morning", "early on Monday"),
+    ("in the spring", "during the spring"),
+]
 
 
 def sentence_pairs(count: int, seed: int = 0):
@@ -49,7 +79,9 @@ def run_one(pairs: int, workers: int) -> None:
         source, output = os.path.join(directory, "in.tsv"), os.path.join(directory, "out.jsonl")
         write_input(source, pairs)
         started = time.perf_counter()
-        summary = align_file(source, output, spacy_model="en_core_web_sm", workers=workers, batch_size=64)
+        summary = align_file(
+            source, output, spacy_model="en_core_web_sm", workers=workers, batch_size=64
+        )
         seconds = time.perf_counter() - started
     assert summary["pairs written"] == pairs
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -59,9 +91,11 @@ def run_one(pairs: int, workers: int) -> None:
 def measure(pairs: int, workers: int):
     result = subprocess.run(
         [sys.executable, __file__, "one", "--pairs", str(pairs), "--workers", str(workers)],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     )
-    line = [l for l in result.stdout.splitlines() if l.startswith("RESULT")][-1].split()
+    line = [text for text in result.stdout.splitlines() if text.startswith("RESULT")][-1].split()
     return float(line[3]), float(line[4])
 
 
@@ -76,9 +110,12 @@ def main() -> None:
     elif args.mode == "speed":
         pairs = args.pairs[0]
         rows = {workers: measure(pairs, workers)[0] for workers in (1, 2)}
-        print(f"| workers | pairs | seconds | pairs/s | pairs/s per worker |\n|---|---|---|---|---|")
+        print("| workers | pairs | seconds | pairs/s | pairs/s per worker |\n|---|---|---|---|---|")
         for workers, seconds in rows.items():
-            print(f"| {workers} | {pairs} | {seconds:.1f} | {pairs / seconds:.1f} | {pairs / seconds / workers:.1f} |")
+            print(
+                f"| {workers} | {pairs} | {seconds:.1f} | {pairs / seconds:.1f} "
+                f"| {pairs / seconds / workers:.1f} |"
+            )
         print(f"\nscaling 2 vs 1 worker: {rows[1] / rows[2]:.2f}x (ideal 2.00x)")
     else:
         peaks = {pairs: measure(pairs, 1)[1] for pairs in args.pairs}

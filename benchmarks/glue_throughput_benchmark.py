@@ -21,6 +21,7 @@ for `--epochs` epochs, each in a fresh process with `--threads` threads:
 Examples/s = examples x epochs / time. The sides alternate for `--rounds` rounds and the ratio is
 taken on the medians. Afterwards (untimed) each side's last model is scored on the dev file.
 """
+
 import argparse
 import csv
 import json
@@ -54,8 +55,12 @@ def plain_loop(args) -> dict:
     """The loop a user writes with transformers; returns examples/s and dev metrics."""
     import torch
     from sklearn.metrics import f1_score
-    from transformers import (AutoModelForSequenceClassification, AutoTokenizer,
-                              DataCollatorWithPadding, get_linear_schedule_with_warmup)
+    from transformers import (
+        AutoModelForSequenceClassification,
+        AutoTokenizer,
+        DataCollatorWithPadding,
+        get_linear_schedule_with_warmup,
+    )
 
     torch.manual_seed(args.seed)
     model_name = args.model or default_model()
@@ -77,8 +82,14 @@ def plain_loop(args) -> dict:
     train = encode([rows[i] for i in chosen])
     no_decay = ("bias", "LayerNorm.weight")
     groups = [
-        {"params": [p for n, p in model.named_parameters() if not n.endswith(no_decay)], "weight_decay": 0.01},
-        {"params": [p for n, p in model.named_parameters() if n.endswith(no_decay)], "weight_decay": 0.0},
+        {
+            "params": [p for n, p in model.named_parameters() if not n.endswith(no_decay)],
+            "weight_decay": 0.01,
+        },
+        {
+            "params": [p for n, p in model.named_parameters() if n.endswith(no_decay)],
+            "weight_decay": 0.0,
+        },
     ]
     optimizer = torch.optim.AdamW(groups, lr=args.lr)
     steps = args.epochs * -(-len(train) // 32)
@@ -107,8 +118,12 @@ def plain_loop(args) -> dict:
             predictions += model(**collate(encoded[start : start + 64])).logits.argmax(-1).tolist()
     gold = [int(label) for _, _, label in dev]
     accuracy = sum(p == g for p, g in zip(predictions, gold)) / len(gold)
-    return {"seconds": seconds, "examples_per_second": len(train) * args.epochs / seconds,
-            "dev_accuracy": accuracy, "dev_f1": f1_score(gold, predictions)}
+    return {
+        "seconds": seconds,
+        "examples_per_second": len(train) * args.epochs / seconds,
+        "dev_accuracy": accuracy,
+        "dev_f1": f1_score(gold, predictions),
+    }
 
 
 def plugin(args) -> dict:
@@ -118,18 +133,38 @@ def plugin(args) -> dict:
         "trainer.num_epochs": args.epochs,
         "trainer.optimizer.lr": args.lr,
         "validation_data_path": None,
-        "random_seed": args.seed, "numpy_seed": args.seed, "pytorch_seed": args.seed,
+        "random_seed": args.seed,
+        "numpy_seed": args.seed,
+        "pytorch_seed": args.seed,
     }
     if args.no_bucket:
         overrides["data_loader.bucket_batches"] = 0
-    environment = {**os.environ, "TFT_MODEL": args.model or default_model(), "GLUE_DIR": args.glue_dir}
+    environment = {
+        **os.environ,
+        "TFT_MODEL": args.model or default_model(),
+        "GLUE_DIR": args.glue_dir,
+    }
     config = os.path.join(ROOT, "training_configs/glue", f"{args.task}.jsonnet")
     with tempfile.TemporaryDirectory() as directory:
         run = os.path.join(directory, "run")
         subprocess.run(
-            [sys.executable, "-m", "allennlp", "train", config, "-s", run, "--include-package",
-             "tft_allennlp", "-o", json.dumps(overrides)],
-            cwd=ROOT, env=environment, check=True, capture_output=True,
+            [
+                sys.executable,
+                "-m",
+                "allennlp",
+                "train",
+                config,
+                "-s",
+                run,
+                "--include-package",
+                "tft_allennlp",
+                "-o",
+                json.dumps(overrides),
+            ],
+            cwd=ROOT,
+            env=environment,
+            check=True,
+            capture_output=True,
         )
         metrics = json.load(open(os.path.join(run, "metrics.json")))
         hours, minutes, seconds = metrics["training_duration"].split(":")
@@ -137,19 +172,38 @@ def plugin(args) -> dict:
         dev = os.path.join(args.glue_dir, args.directory, "dev.tsv")
         scores = os.path.join(directory, "dev.json")
         subprocess.run(
-            [sys.executable, "-m", "allennlp", "evaluate", os.path.join(run, "model.tar.gz"), dev,
-             "--output-file", scores, "--include-package", "tft_allennlp"],
-            cwd=ROOT, env=environment, check=True, capture_output=True,
+            [
+                sys.executable,
+                "-m",
+                "allennlp",
+                "evaluate",
+                os.path.join(run, "model.tar.gz"),
+                dev,
+                "--output-file",
+                scores,
+                "--include-package",
+                "tft_allennlp",
+            ],
+            cwd=ROOT,
+            env=environment,
+            check=True,
+            capture_output=True,
         )
         dev_metrics = json.load(open(scores))
-    return {"seconds": seconds, "examples_per_second": args.train_size * args.epochs / seconds,
-            "dev_accuracy": dev_metrics["accuracy"], "dev_f1": dev_metrics["f1"]}
+    return {
+        "seconds": seconds,
+        "examples_per_second": args.train_size * args.epochs / seconds,
+        "dev_accuracy": dev_metrics["accuracy"],
+        "dev_f1": dev_metrics["f1"],
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--task", default="mrpc", choices=["mrpc"])
-    parser.add_argument("--glue-dir", default=os.environ.get("GLUE_DIR", os.path.join(ROOT, "../shared/data/glue")))
+    parser.add_argument(
+        "--glue-dir", default=os.environ.get("GLUE_DIR", os.path.join(ROOT, "../shared/data/glue"))
+    )
     parser.add_argument("--model", default=None, help="default: all-MiniLM-L6-v2 from PyPI")
     parser.add_argument("--train-size", type=int, default=1000)
     parser.add_argument("--epochs", type=int, default=1)
@@ -169,20 +223,38 @@ def main() -> None:
         return
     results = {"plain": [], "plugin": []}
     passed = [a for a in sys.argv[1:]]
-    environment = {**os.environ, "OMP_NUM_THREADS": str(args.threads), "HF_HUB_OFFLINE": "1",
-                   "TOKENIZERS_PARALLELISM": "false"}
-    print(f"{args.task.upper()} {args.train_size} examples, {args.epochs} epoch(s), batch 32, "
-          f"{args.threads} threads, lr {args.lr}, bucketing {'off' if args.no_bucket else 'on'}")
+    environment = {
+        **os.environ,
+        "OMP_NUM_THREADS": str(args.threads),
+        "HF_HUB_OFFLINE": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+    }
+    print(
+        f"{args.task.upper()} {args.train_size} examples, {args.epochs} epoch(s), batch 32, "
+        f"{args.threads} threads, lr {args.lr}, bucketing {'off' if args.no_bucket else 'on'}"
+    )
     print("| round | side | seconds | examples/s | dev acc | dev F1 |\n|---|---|---|---|---|---|")
     for round_number in range(1, args.rounds + 1):
         for side in ("plain", "plugin"):
-            output = subprocess.run([sys.executable, __file__, *passed, "--side", side], env=environment,
-                                    capture_output=True, text=True, check=True).stdout
+            output = subprocess.run(
+                [sys.executable, __file__, *passed, "--side", side],
+                env=environment,
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
             result = json.loads(output.split("RESULT", 1)[1])
             results[side].append(result)
-            print(f"| {round_number} | {side} | {result['seconds']:.1f} | {result['examples_per_second']:.1f} | "
-                  f"{100 * result['dev_accuracy']:.1f} | {100 * result['dev_f1']:.1f} |", flush=True)
-    medians = {side: statistics.median(r["examples_per_second"] for r in rs) for side, rs in results.items()}
+            print(
+                f"| {round_number} | {side} | {result['seconds']:.1f} "
+                f"| {result['examples_per_second']:.1f} | "
+                f"{100 * result['dev_accuracy']:.1f} | {100 * result['dev_f1']:.1f} |",
+                flush=True,
+            )
+    medians = {
+        side: statistics.median(r["examples_per_second"] for r in rs)
+        for side, rs in results.items()
+    }
     print(f"\nplugin / plain loop throughput (medians): {medians['plugin'] / medians['plain']:.2f}")
 
 

@@ -22,6 +22,7 @@ reports:
 `--peak-tflops` is given): the test suite does that with a tiny model so that this script
 keeps working without a GPU.
 """
+
 import argparse
 import json
 import os
@@ -37,7 +38,14 @@ from reader_benchmark import default_model, write_input  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 # Peak dense tensor-core rates in TFLOP/s (bf16 = fp16), by a substring of the device name.
-PEAK_TFLOPS = {"H200": 989.0, "H100": 989.0, "A100": 312.0, "L40S": 362.0, "A10G": 125.0, "V100": 125.0}
+PEAK_TFLOPS = {
+    "H200": 989.0,
+    "H100": 989.0,
+    "A100": 312.0,
+    "L40S": 362.0,
+    "A10G": 125.0,
+    "V100": 125.0,
+}
 
 
 def build(model_name: str, corpus: str, instances: int):
@@ -55,7 +63,9 @@ def build(model_name: str, corpus: str, instances: int):
 
     models, tensors = {}, None
     for side, config in (("injection", "injection/tft.jsonnet"), ("glue", "glue/mrpc.jsonnet")):
-        params = Params.from_file(os.path.join(ROOT, "training_configs", config), '{"dataset_reader.part": "all"}')
+        params = Params.from_file(
+            os.path.join(ROOT, "training_configs", config), '{"dataset_reader.part": "all"}'
+        )
         vocab = Vocabulary.from_params(params.pop("vocabulary"), instances=[])
         models[side] = Model.from_params(vocab=vocab, params=params.pop("model"))
         if side == "injection":
@@ -110,8 +120,14 @@ def main() -> None:
     inputs = {
         "injection": lambda m: m(**tensors)["loss"],
         "glue": lambda m: m(tokens=tensors["tokens"], label=label)["loss"],
-        "bare": lambda m: m(input_ids=wordpieces["token_ids"], attention_mask=wordpieces["mask"].long(),
-                            token_type_ids=wordpieces["type_ids"], labels=label).loss,
+        "bare": lambda m: (
+            m(
+                input_ids=wordpieces["token_ids"],
+                attention_mask=wordpieces["mask"].long(),
+                token_type_ids=wordpieces["type_ids"],
+                labels=label,
+            ).loss
+        ),
     }
     results = {}
     for side, model in models.items():
@@ -133,7 +149,11 @@ def main() -> None:
             if step >= args.warmup:
                 times.append(time.perf_counter() - started)
         seconds = statistics.median(times)
-        encoder = model._text_field_embedder.token_embedder_tokens.transformer_model if side != "bare" else model
+        encoder = (
+            model._text_field_embedder.token_embedder_tokens.transformer_model
+            if side != "bare"
+            else model
+        )
         flops = flops_per_step(model, real_tokens, length, encoder.config)
         results[side] = {
             "median_step_seconds": seconds,
@@ -141,9 +161,13 @@ def main() -> None:
             "mfu": flops / seconds / (peak * 1e12) if peak else None,
         }
         model.to("cpu")
-    results["injection_vs_bare_throughput"] = results["bare"]["median_step_seconds"] / results["injection"]["median_step_seconds"]
-    print(f"{name}, {dtype}, model {model_name}, batch {args.batch_size} x {length} wordpieces "
-          f"({real_tokens} real), {args.steps} timed steps after {args.warmup}")
+    results["injection_vs_bare_throughput"] = (
+        results["bare"]["median_step_seconds"] / results["injection"]["median_step_seconds"]
+    )
+    print(
+        f"{name}, {dtype}, model {model_name}, batch {args.batch_size} x {length} wordpieces "
+        f"({real_tokens} real), {args.steps} timed steps after {args.warmup}"
+    )
     print("| step | median seconds | tokens/s | MFU |\n|---|---|---|---|")
     for side in ("injection", "glue", "bare"):
         r = results[side]

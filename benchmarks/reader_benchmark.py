@@ -9,6 +9,7 @@ reads them all with the reader and the real all-MiniLM-L6-v2 WordPiece tokenizer
 instances/s and peak RSS; the table ends with the peak RSS ratio of the largest to the smallest
 size. A reader that streams keeps that ratio near 1.
 """
+
 import argparse
 import importlib.util
 import json
@@ -21,9 +22,25 @@ import sys
 import tempfile
 import time
 
-SUBJECTS = ["the young teacher", "a local farmer", "the city council", "my older brother", "a tired nurse"]
-VERBS = [("bought", "purchased"), ("repaired", "fixed"), ("visited", "went to see"), ("cleaned", "tidied up")]
-OBJECTS = ["an old wooden house", "the broken kitchen window", "a small red car", "the annual report"]
+SUBJECTS = [
+    "the young teacher",
+    "a local farmer",
+    "the city council",
+    "my older brother",
+    "a tired nurse",
+]
+VERBS = [
+    ("bought", "purchased"),
+    ("repaired", "fixed"),
+    ("visited", "went to see"),
+    ("cleaned", "tidied up"),
+]
+OBJECTS = [
+    "an old wooden house",
+    "the broken kitchen window",
+    "a small red car",
+    "the annual report",
+]
 PLACES = ["near the river", "in the north", "after the long winter", "before the big meeting"]
 
 
@@ -34,7 +51,13 @@ def aligned_pairs(count: int, seed: int = 0):
         parts = [rng.choice(SUBJECTS), rng.choice(VERBS), rng.choice(OBJECTS), rng.choice(PLACES)]
         source_parts = [parts[0], parts[1][0], parts[2], parts[3], f"on day {number}"]
         target_parts = [parts[3], parts[0], parts[1][1], parts[2], f"on day {number}"]
-        record = {"source": [], "target": [], "source_phrases": [], "target_phrases": [], "alignments": []}
+        record = {
+            "source": [],
+            "target": [],
+            "source_phrases": [],
+            "target_phrases": [],
+            "alignments": [],
+        }
         spans = {}
         for side, side_parts in (("source", source_parts), ("target", target_parts)):
             for part in side_parts:
@@ -45,7 +68,9 @@ def aligned_pairs(count: int, seed: int = 0):
                 record[f"{side}_phrases"].append(span)
                 spans.setdefault(part if part not in parts[1] else "verb", {})[side] = span
             record[side].append(".")
-        record["alignments"] = [[pair["source"], pair["target"]] for pair in spans.values() if len(pair) == 2]
+        record["alignments"] = [
+            [pair["source"], pair["target"]] for pair in spans.values() if len(pair) == 2
+        ]
         yield record
 
 
@@ -67,7 +92,7 @@ def default_model() -> str:
 
 
 def run_one(reader_name: str, pairs: int, model: str) -> None:
-    """Reads `pairs` synthetic pairs in this process; prints instances, seconds and peak RSS (MB)."""
+    """Reads `pairs` synthetic pairs here; prints instances, seconds and peak RSS (MB)."""
     from allennlp.data.tokenizers import PretrainedTransformerTokenizer
 
     from tft_allennlp.dataset_readers import AlignedParaphrasesReader, GlueTsvReader
@@ -91,7 +116,7 @@ def run_one(reader_name: str, pairs: int, model: str) -> None:
 def measure(reader: str, pairs: int, model: str):
     command = [sys.executable, __file__, "--one", reader, "--pairs", str(pairs), "--model", model]
     result = subprocess.run(command, capture_output=True, text=True, check=True)
-    line = [l for l in result.stdout.splitlines() if l.startswith("RESULT")][-1].split()
+    line = [text for text in result.stdout.splitlines() if text.startswith("RESULT")][-1].split()
     return int(line[1]), float(line[2]), float(line[3]), float(line[4])
 
 
@@ -106,16 +131,27 @@ def main() -> None:
     if args.one:
         run_one(args.one, args.pairs[0], model)
         return
-    print("| reader | pairs | instances | seconds | instances/s | RSS before reading (MB) | peak RSS (MB) |")
+    print(
+        "| reader | pairs | instances | seconds | instances/s | RSS before reading (MB) "
+        "| peak RSS (MB) |"
+    )
     print("|---|---|---|---|---|---|---|")
     for reader in args.readers:
         peaks = {}
         for pairs in args.pairs:
             instances, seconds, baseline, peak = measure(reader, pairs, model)
             peaks[pairs] = peak
-            print(f"| {reader} | {pairs} | {instances} | {seconds:.1f} | {instances / seconds:.0f} | {baseline:.0f} | {peak:.0f} |", flush=True)
+            print(
+                f"| {reader} | {pairs} | {instances} | {seconds:.1f} | {instances / seconds:.0f} "
+                f"| {baseline:.0f} | {peak:.0f} |",
+                flush=True,
+            )
         small, large = min(peaks), max(peaks)
-        print(f"| {reader} | peak RSS ratio {large} vs {small} pairs: {peaks[large] / peaks[small]:.3f} | | | | | |", flush=True)
+        print(
+            f"| {reader} | peak RSS ratio {large} vs {small} pairs: "
+            f"{peaks[large] / peaks[small]:.3f} | | | | | |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ and optimizer step on the same wordpiece ids, segment ids, mask and sentence lab
 steps alternate, after warm-up, and the ratio of median step times is the injection step's
 throughput relative to the bare encoder's (target >= 0.95).
 """
+
 import argparse
 import os
 import statistics
@@ -95,8 +96,11 @@ def main() -> None:
                 times[name].append(time.perf_counter() - started)
     shape = tuple(batches[0]["tokens"]["tokens"]["token_ids"].shape)
     medians = {name: statistics.median(values) for name, values in times.items()}
-    print(f"model {model_name}, batch {shape} (batch, wordpieces), {len(times['bare'])} timed steps each, "
-          f"{torch.get_num_threads()} threads")
+    print(
+        f"model {model_name}, batch {shape} (batch, wordpieces), "
+        f"{len(times['bare'])} timed steps each, "
+        f"{torch.get_num_threads()} threads"
+    )
     print("| step | median seconds | instances/s |\n|---|---|---|")
     for name, median in medians.items():
         print(f"| {name} | {median:.3f} | {shape[0] / median:.1f} |")

@@ -12,6 +12,7 @@ resident memory of that process (`ru_maxrss` of the child). A streamed corpus ke
 of the two sizes within 10% of each other; a loader that holds the corpus would need about
 140 KB per instance.
 """
+
 import argparse
 import json
 import os
@@ -39,18 +40,38 @@ def train(corpus: str, validation: str, batches: int, directory: str, overrides:
         "trainer.num_epochs": 1,
         **overrides,
     }
-    command = [sys.executable, "-m", "allennlp", "train", CONFIG, "-s", directory, "-f",
-               "--include-package", "tft_allennlp", "-o", json.dumps(settings)]
-    environment = {**os.environ, "TFT_MODEL": default_model(), "HF_HUB_OFFLINE": "1",
-                   "TOKENIZERS_PARALLELISM": "false"}
+    command = [
+        sys.executable,
+        "-m",
+        "allennlp",
+        "train",
+        CONFIG,
+        "-s",
+        directory,
+        "-f",
+        "--include-package",
+        "tft_allennlp",
+        "-o",
+        json.dumps(settings),
+    ]
+    environment = {
+        **os.environ,
+        "TFT_MODEL": default_model(),
+        "HF_HUB_OFFLINE": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+    }
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     started = time.perf_counter()
     with open(directory + ".log", "w") as log:
-        subprocess.run(command, cwd=ROOT, env=environment, stdout=log, stderr=subprocess.STDOUT, check=True)
+        subprocess.run(
+            command, cwd=ROOT, env=environment, stdout=log, stderr=subprocess.STDOUT, check=True
+        )
     seconds = time.perf_counter() - started
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     if peak <= before:
-        raise RuntimeError("The run's peak did not exceed an earlier child's; run one size per process.")
+        raise RuntimeError(
+            "The run's peak did not exceed an earlier child's; run one size per process."
+        )
     return {"peak_mb": peak / 1024, "seconds": seconds}
 
 
@@ -63,27 +84,53 @@ def main() -> None:
     args = parser.parse_args()
     if args.one:
         with tempfile.TemporaryDirectory() as directory:
-            corpus, validation = os.path.join(directory, "corpus.jsonl"), os.path.join(directory, "dev.jsonl")
+            corpus, validation = (
+                os.path.join(directory, "corpus.jsonl"),
+                os.path.join(directory, "dev.jsonl"),
+            )
             write_input("injection", corpus, args.pairs[0])
             write_input("injection", validation, 200)
             megabytes = os.path.getsize(corpus) / 2**20
-            result = train(corpus, validation, args.batches, os.path.join(directory, "run"), json.loads(args.overrides))
+            result = train(
+                corpus,
+                validation,
+                args.batches,
+                os.path.join(directory, "run"),
+                json.loads(args.overrides),
+            )
         print("RESULT", json.dumps({**result, "corpus_mb": megabytes}))
         return
-    print(f"`allennlp train training_configs/injection/tft.jsonnet`, {args.batches} batches of 100, "
-          f"overrides {args.overrides}")
+    print(
+        f"`allennlp train training_configs/injection/tft.jsonnet`, {args.batches} batches of 100, "
+        f"overrides {args.overrides}"
+    )
     print("| pairs | corpus file (MB) | peak RSS (MB) | wall seconds |\n|---|---|---|---|")
     peaks = {}
     for pairs in args.pairs:
         # A fresh process per size, so that ru_maxrss of its children is this size's alone.
         output = subprocess.run(
-            [sys.executable, __file__, "--one", "--pairs", str(pairs), "--batches", str(args.batches),
-             "--overrides", args.overrides],
-            capture_output=True, text=True, check=True,
+            [
+                sys.executable,
+                __file__,
+                "--one",
+                "--pairs",
+                str(pairs),
+                "--batches",
+                str(args.batches),
+                "--overrides",
+                args.overrides,
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout
         result = json.loads(output.split("RESULT", 1)[1])
         peaks[pairs] = result["peak_mb"]
-        print(f"| {pairs:,} | {result['corpus_mb']:.0f} | {result['peak_mb']:.0f} | {result['seconds']:.0f} |", flush=True)
+        print(
+            f"| {pairs:,} | {result['corpus_mb']:.0f} | {result['peak_mb']:.0f} "
+            f"| {result['seconds']:.0f} |",
+            flush=True,
+        )
     small, large = min(peaks), max(peaks)
     print(f"\npeak RSS ratio {large:,} vs {small:,} pairs: {peaks[large] / peaks[small]:.3f}")
 

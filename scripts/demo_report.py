@@ -6,6 +6,7 @@ Prints the demo's results (scripts/demo.sh):
     demo_report.py phrases PREDICTIONS_JSONL     the phrase-pair view of `allennlp predict`
     COMMAND | demo_report.py progress            only COMMAND's progress bars, on one line
 """
+
 import json
 import re
 import shutil
@@ -28,8 +29,14 @@ REAL_COMPARISON = "allennlp tft-experiment training_configs/experiments/minilm_g
 
 def compare(base_path: str, injected_path: str, dev_path: str) -> None:
     base, injected = json.load(open(base_path)), json.load(open(injected_path))
-    names = [k[len("validation_"):] for k in base if k.startswith("validation_") and k != "validation_loss"]
-    pairs = sum(1 for line in open(dev_path, encoding="utf-8") if line.strip()) - 1  # less the header
+    names = [
+        k[len("validation_") :]
+        for k in base
+        if k.startswith("validation_") and k != "validation_loss"
+    ]
+    pairs = (
+        sum(1 for line in open(dev_path, encoding="utf-8") if line.strip()) - 1
+    )  # less the header
     with_gain = pairs >= MIN_PAIRS_FOR_GAIN
     if not with_gain:
         print(f"  {pairs} dev pairs, one seed: a check that the pipeline runs, too few to compare.")
@@ -82,5 +89,10 @@ def progress() -> None:
 
 
 if __name__ == "__main__":
-    commands = {"injection": injection, "compare": compare, "phrases": phrases, "progress": progress}
+    commands = {
+        "injection": injection,
+        "compare": compare,
+        "phrases": phrases,
+        "progress": progress,
+    }
     commands[sys.argv[1]](*sys.argv[2:])

@@ -2,6 +2,7 @@
 Runs `allennlp train` in a child process, as a user does, on a config written out as JSON: the
 recovery and distributed tests need real processes (SIGKILL, gloo workers).
 """
+
 import json
 import os
 import pathlib
@@ -34,4 +35,6 @@ def allennlp_train(config: pathlib.Path, serialization_dir: pathlib.Path, *flags
     command += ["--include-package", "tests.training.callbacks.sigkill"]
     command += ["--include-package", "tests.training.callbacks.record_batches", *flags]
     environment = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}
-    return subprocess.run(command, cwd=PROJECT_ROOT, capture_output=True, text=True, env=environment)
+    return subprocess.run(
+        command, cwd=PROJECT_ROOT, capture_output=True, text=True, env=environment
+    )

@@ -4,6 +4,7 @@ Every GLUE and injection config runs unchanged on checkpoints of each supported 
 defines, segment ids only where the model embeds them, word spans mapped to their own
 wordpieces, and an export that `AutoModel` loads whole, with the same outputs.
 """
+
 import json
 import os
 import random
@@ -23,13 +24,19 @@ from tft_allennlp.common.pair_layout import PairEncoder
 
 # Architectures whose models embed segment ids (the others get 0 everywhere).
 SEGMENT_IDS = {"bert", "electra"}
-SPLIT = {"dataset_reader.validation_fraction": 0.25, "validation_dataset_reader.validation_fraction": 0.25}
+SPLIT = {
+    "dataset_reader.validation_fraction": 0.25,
+    "validation_dataset_reader.validation_fraction": 0.25,
+}
 
 
 @pytest.fixture(scope="module")
 def models(tmp_path_factory):
     root = tmp_path_factory.mktemp("architectures")
-    return {architecture: write_tiny_model(architecture, str(root / architecture)) for architecture in ARCHITECTURES}
+    return {
+        architecture: write_tiny_model(architecture, str(root / architecture))
+        for architecture in ARCHITECTURES
+    }
 
 
 @pytest.fixture
@@ -64,7 +71,10 @@ def test_word_spans_map_to_their_own_wordpieces(model_name, request):
         ids = [t.text_id for t in layout.tokens]
         # The tokenizer's own pair layout: [CLS] s [SEP] t [SEP], <s> s </s></s> t </s>, ...
         boundaries = [i for i, id_ in enumerate(ids) if id_ in special]
-        assert layout.tokens == pairs.join(pairs.word_pieces(source).pieces, pairs.word_pieces(target).pieces).tokens
+        assert (
+            layout.tokens
+            == pairs.join(pairs.word_pieces(source).pieces, pairs.word_pieces(target).pieces).tokens
+        )
         source_region = range(boundaries[0] + 1, boundaries[1])
         target_region = range(boundaries[-2] + 1, boundaries[-1])
         types = [t.type_id for t in layout.tokens]
@@ -80,20 +90,33 @@ def test_word_spans_map_to_their_own_wordpieces(model_name, request):
             source_pieces, target_pieces = layout.source_span((j, k)), layout.target_span((m, o))
             if source_pieces is not None:
                 assert source_pieces[0] in source_region and source_pieces[1] in source_region
-                assert text(layout.tokens[source_pieces[0] : source_pieces[1] + 1]) == "".join(source[j : k + 1]).lower()
+                assert (
+                    text(layout.tokens[source_pieces[0] : source_pieces[1] + 1])
+                    == "".join(source[j : k + 1]).lower()
+                )
             if target_pieces is not None:
                 assert target_pieces[0] in target_region and target_pieces[1] in target_region
-                assert text(layout.tokens[target_pieces[0] : target_pieces[1] + 1]) == "".join(target[m : o + 1]).lower()
+                assert (
+                    text(layout.tokens[target_pieces[0] : target_pieces[1] + 1])
+                    == "".join(target[m : o + 1]).lower()
+                )
             # A span is dropped exactly when truncation cut the pieces of its last word.
-            kept = pairs.join(pairs.word_pieces(source).pieces, pairs.word_pieces(target).pieces).lengths
-            assert (source_pieces is None) == (pairs.word_pieces(source).word_spans[k][1] >= kept[0])
-            assert (target_pieces is None) == (pairs.word_pieces(target).word_spans[o][1] >= kept[1])
+            kept = pairs.join(
+                pairs.word_pieces(source).pieces, pairs.word_pieces(target).pieces
+            ).lengths
+            assert (source_pieces is None) == (
+                pairs.word_pieces(source).word_spans[k][1] >= kept[0]
+            )
+            assert (target_pieces is None) == (
+                pairs.word_pieces(target).word_spans[o][1] >= kept[1]
+            )
 
 
 @pytest.mark.parametrize("model_name", ARCHITECTURES, indirect=True)
 def test_inject_export_and_fine_tune_unchanged_configs(model_name, tmp_path):
     injection = train_model_from_file(
-        CONFIGS_ROOT / "injection/tft.jsonnet", tmp_path / "injection",
+        CONFIGS_ROOT / "injection/tft.jsonnet",
+        tmp_path / "injection",
         overrides=json.dumps({"trainer.num_epochs": 1, **SPLIT}),
     )
     exported = export_encoder(str(tmp_path / "injection/model.tar.gz"), str(tmp_path / "encoder"))
@@ -102,8 +125,12 @@ def test_inject_export_and_fine_tune_unchanged_configs(model_name, tmp_path):
     assert not loading["missing_keys"]
     embedder = injection._text_field_embedder._token_embedders["tokens"]
     tokenizer = AutoTokenizer.from_pretrained(exported)
-    inputs = tokenizer(["a man plays the flute", "two dogs"], ["a man is playing", "dogs run"],
-                       padding=True, return_tensors="pt")
+    inputs = tokenizer(
+        ["a man plays the flute", "two dogs"],
+        ["a man is playing", "dogs run"],
+        padding=True,
+        return_tensors="pt",
+    )
     embedder.eval(), reloaded.eval()
     with torch.no_grad():
         expected = embedder.transformer_model(**inputs).last_hidden_state
@@ -113,7 +140,10 @@ def test_inject_export_and_fine_tune_unchanged_configs(model_name, tmp_path):
     os.environ["TFT_MODEL"] = exported
     cached_transformers._clear_caches()
     for task in ("mrpc", "stsb"):
-        train_model_from_file(CONFIGS_ROOT / f"glue/{task}.jsonnet", tmp_path / task,
-                              overrides=json.dumps({"trainer.num_epochs": 1}))
+        train_model_from_file(
+            CONFIGS_ROOT / f"glue/{task}.jsonnet",
+            tmp_path / task,
+            overrides=json.dumps({"trainer.num_epochs": 1}),
+        )
         metrics = json.loads((tmp_path / task / "metrics.json").read_text())
         assert metrics["training_loss"] > 0 and "validation_combined_score" in metrics

@@ -7,7 +7,6 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 import pytest
 
 import tft_allennlp  # noqa: F401  (registers the components, as `allennlp` does with the plugin)
-
 from tests import FIXTURES_ROOT
 from tests.tiny_bert import write_tiny_bert
 

@@ -3,6 +3,7 @@ The README's first command, `make demo` (scripts/demo.sh), end to end on the tin
 print each step's progress bars and a side-by-side table whose numbers are the two runs' metrics
 (without a gain on the bundled sample's 5 dev pairs).
 """
+
 import json
 import os
 import re
@@ -18,7 +19,11 @@ def test_demo_runs_end_to_end_and_prints_the_runs_metrics(tmp_path, tiny_bert):
     environment["PATH"] = os.path.dirname(sys.executable) + os.pathsep + environment["PATH"]
     del environment["GLUE_DIR"]  # the demo's own default: the bundled GLUE sample
     result = subprocess.run(
-        ["bash", "scripts/demo.sh"], cwd=PROJECT_ROOT, env=environment, capture_output=True, text=True
+        ["bash", "scripts/demo.sh"],
+        cwd=PROJECT_ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     lines = result.stdout.splitlines()
@@ -46,7 +51,10 @@ def test_demo_runs_end_to_end_and_prints_the_runs_metrics(tmp_path, tiny_bert):
         row = next(line.split() for line in lines if line.split()[:1] == [metric])
         b, i = 100 * base[f"validation_{metric}"], 100 * injected[f"validation_{metric}"]
         assert row[1:] == [f"{b:.1f}", f"{i:.1f}"]
-    assert "    allennlp tft-experiment training_configs/experiments/minilm_glue_cpu.jsonnet   (README: Experiments)" in lines
+    assert (
+        "    allennlp tft-experiment training_configs/experiments/minilm_glue_cpu.jsonnet"
+        "   (README: Experiments)" in lines
+    )
     # The phrase-pair view: one block per pair of fixtures/demo/phrase_pairs.jsonl.
     assert sum(line.startswith("  sentence pair: p(paraphrase) = ") for line in lines) == 2
 
@@ -55,13 +63,21 @@ def test_progress_shows_each_bar_on_one_line_once():
     stream = "INFO loading\nwords 10it [00:01]\r 50%|##   | 1/2 [00:01]\r100%|#####| 2/2 [00:02]\r"
     stream += "100%|#####| 2/2 [00:03]\nINFO done\n"
     result = subprocess.run(
-        [sys.executable, "scripts/demo_report.py", "progress"], cwd=PROJECT_ROOT, input=stream.encode(),
-        capture_output=True, env={**os.environ, "COLUMNS": "21"},
+        [sys.executable, "scripts/demo_report.py", "progress"],
+        cwd=PROJECT_ROOT,
+        input=stream.encode(),
+        capture_output=True,
+        env={**os.environ, "COLUMNS": "21"},
     )
     assert result.returncode == 0
     assert result.stdout.decode() == (
-        "\r" + "words 10it [00:01]".ljust(20) + "\r" + "50%|##   | 1/2 [00:01]"[-20:] + "\r"
-        + "100%|#####| 2/2 [00:02]"[-20:] + "\n"
+        "\r"
+        + "words 10it [00:01]".ljust(20)
+        + "\r"
+        + "50%|##   | 1/2 [00:01]"[-20:]
+        + "\r"
+        + "100%|#####| 2/2 [00:02]"[-20:]
+        + "\n"
     )
 
 
@@ -73,7 +89,9 @@ def test_compare_shows_a_gain_only_on_a_real_dev_set(tmp_path):
     dev.write_text("header\n" + "row\n" * 408)
     result = subprocess.run(
         [sys.executable, "scripts/demo_report.py", "compare", str(base), str(injected), str(dev)],
-        cwd=PROJECT_ROOT, capture_output=True, text=True,
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
     )
     lines = result.stdout.splitlines()
     assert lines[0] == "  dev metric (408 pairs)       base  injected     gain"

@@ -3,6 +3,7 @@ The locked environment works for everything it installs that the project or its 
 no pair of pinned packages may break each other's import (pyarrow 26 did, asking for NumPy 2
 beside AllenNLP's NumPy 1.26).
 """
+
 import subprocess
 import sys
 
@@ -35,4 +36,6 @@ def test_every_module_users_import_imports_in_a_fresh_interpreter():
     result = subprocess.run(
         [sys.executable, "-c", f"STATEMENTS = {IMPORTS!r}" + SCRIPT], capture_output=True, text=True
     )
-    assert result.returncode == 0 and "FAILED" not in result.stdout, result.stdout + result.stderr[-3000:]
+    assert result.returncode == 0 and "FAILED" not in result.stdout, (
+        result.stdout + result.stderr[-3000:]
+    )

@@ -4,6 +4,7 @@ in ways that always make them invalid. Strict reading must stop at the first bro
 an error naming `file:line`; lenient reading must never raise, and must read exactly the
 untouched records.
 """
+
 import json
 import os
 import random

@@ -2,6 +2,7 @@
 A non-editable install: the wheel carries the configs as package data, and the installed
 package runs from a directory outside the checkout.
 """
+
 import os
 import shutil
 import subprocess
@@ -14,25 +15,53 @@ from tests import PROJECT_ROOT
 def test_the_wheel_carries_the_configs_and_works_outside_the_checkout(tmp_path):
     # Built from a copy of the sources, so that the build leaves nothing in the checkout.
     source = tmp_path / "source"
-    shutil.copytree(PROJECT_ROOT / "tft_allennlp", source / "tft_allennlp",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        PROJECT_ROOT / "tft_allennlp",
+        source / "tft_allennlp",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     for name in ("setup.py", "README.md"):
         shutil.copy(PROJECT_ROOT / name, source / name)
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
-         "--disable-pip-version-check", "-w", str(tmp_path / "dist"), str(source)],
-        check=True, capture_output=True,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "--disable-pip-version-check",
+            "-w",
+            str(tmp_path / "dist"),
+            str(source),
+        ],
+        check=True,
+        capture_output=True,
     )
     (wheel,) = (tmp_path / "dist").glob("tft_allennlp-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    configs = {f"tft_allennlp/training_configs/{path.relative_to(PROJECT_ROOT / 'training_configs')}"
-               for path in (PROJECT_ROOT / "training_configs").rglob("*.*sonnet")}
+    configs = {
+        f"tft_allennlp/training_configs/{path.relative_to(PROJECT_ROOT / 'training_configs')}"
+        for path in (PROJECT_ROOT / "training_configs").rglob("*.*sonnet")
+    }
     assert configs and configs <= names
     site = tmp_path / "site"
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--disable-pip-version-check",
-         "--target", str(site), str(wheel)],
-        check=True, capture_output=True,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--disable-pip-version-check",
+            "--target",
+            str(site),
+            str(wheel),
+        ],
+        check=True,
+        capture_output=True,
     )
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -41,7 +70,10 @@ def test_the_wheel_carries_the_configs_and_works_outside_the_checkout(tmp_path):
     environment = {**os.environ, "PYTHONPATH": str(site)}
     help_text = subprocess.run(
         [sys.executable, "-m", "allennlp", "tft-experiment", "--help"],
-        cwd=elsewhere, env=environment, capture_output=True, text=True,
+        cwd=elsewhere,
+        env=environment,
+        capture_output=True,
+        text=True,
     )
     assert help_text.returncode == 0, help_text.stderr[-2000:]
     assert "--shard" in help_text.stdout
@@ -52,13 +84,19 @@ def test_the_wheel_carries_the_configs_and_works_outside_the_checkout(tmp_path):
         f"assert tft_allennlp.__file__.startswith({str(site)!r}), tft_allennlp.__file__\n"
         "params = Params.from_file(os.path.join(CONFIGS_ROOT, 'glue/mrpc.jsonnet'))\n"
         "assert params['model']['type'] == 'tft_glue_classifier'\n"
-        "spec = ExperimentSpec(output_dir='out', base_models={'b': 'm'}, tasks=['mrpc'], glue_dir='g',\n"
+        "spec = ExperimentSpec(output_dir='out', base_models={'b': 'm'}, tasks=['mrpc'],\n"
+        "                      glue_dir='g',\n"
         "                      variants=['none', 'tft'], paraphrase_corpus='c')\n"
         "assert os.path.exists(next(spec.injection_runs()).config)\n"
         "assert os.path.exists(next(spec.glue_runs({})).config)\n"
         "print('installed package OK')\n"
     )
-    result = subprocess.run([sys.executable, "-c", check], cwd=elsewhere, env=environment,
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-c", check],
+        cwd=elsewhere,
+        env=environment,
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     assert "installed package OK" in result.stdout

@@ -69,15 +69,35 @@ def test_config_defaults_reach_jsonnet_without_touching_the_environment():
     script = (
         "import os, tft_allennlp\n"
         "from allennlp.common import Params\n"
-        "assert not [name for name in tft_allennlp.CONFIG_DEFAULTS if name in os.environ], 'environment changed'\n"
+        "defaults = tft_allennlp.CONFIG_DEFAULTS\n"
+        "assert not [name for name in defaults if name in os.environ], 'environment changed'\n"
         "params = Params.from_file('training_configs/glue/mrpc.jsonnet')\n"
-        "print(params['train_data_path'], params['model']['text_field_embedder']['token_embedders']['tokens']['model_name'])\n"
+        "embedder = params['model']['text_field_embedder']['token_embedders']['tokens']\n"
+        "print(params['train_data_path'], embedder['model_name'])\n"
         "os.environ['GLUE_DIR'] = 'mine'\n"
         "print(Params.from_file('training_configs/glue/mrpc.jsonnet')['train_data_path'])\n"
     )
-    environment = {k: v for k, v in os.environ.items() if k not in ("TFT_MODEL", "GLUE_DIR", "TFT_PARAPHRASE_CORPUS",
-                                                                     "TFT_EXPERIMENT_DIR", "TFT_CUDA_DEVICES")}
-    result = subprocess.run([sys.executable, "-c", script], cwd=PROJECT_ROOT, env=environment,
-                            capture_output=True, text=True)
+    environment = {
+        k: v
+        for k, v in os.environ.items()
+        if k
+        not in (
+            "TFT_MODEL",
+            "GLUE_DIR",
+            "TFT_PARAPHRASE_CORPUS",
+            "TFT_EXPERIMENT_DIR",
+            "TFT_CUDA_DEVICES",
+        )
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=PROJECT_ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
-    assert result.stdout.splitlines()[-2:] == ["glue_data/MRPC/train.tsv bert-base-uncased", "mine/MRPC/train.tsv"]
+    assert result.stdout.splitlines()[-2:] == [
+        "glue_data/MRPC/train.tsv bert-base-uncased",
+        "mine/MRPC/train.tsv",
+    ]

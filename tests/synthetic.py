@@ -2,6 +2,7 @@
 Synthetic data files of any size for the tests, from the tiny BERT's words: an MRPC-layout GLUE
 file and an aligned paraphrase corpus.
 """
+
 import json
 import random
 
@@ -24,7 +25,11 @@ def write_corpus(path, lines: int, seed: int = 0) -> None:
     phrases = [[0, 1], [2, 3], [4, 5]]
     with open(path, "w") as out:
         for _ in range(lines):
-            record = {"source": rng.choices(WORDS, k=6), "target": rng.choices(WORDS, k=6),
-                      "source_phrases": phrases, "target_phrases": phrases,
-                      "alignments": [[[0, 1], [0, 1]], [[2, 3], [2, 3]]]}
+            record = {
+                "source": rng.choices(WORDS, k=6),
+                "target": rng.choices(WORDS, k=6),
+                "source_phrases": phrases,
+                "target_phrases": phrases,
+                "alignments": [[[0, 1], [0, 1]], [[2, 3], [2, 3]]],
+            }
             out.write(json.dumps(record) + "\n")

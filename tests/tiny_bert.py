@@ -6,6 +6,7 @@ every ASCII word can be tokenized) and a fixed list of whole words used by the f
 left out on purpose split into several wordpieces: "playing" -> "play ##ing",
 "flute" -> "f ##lu ##te".
 """
+
 import os
 import string
 

@@ -8,6 +8,7 @@ each with 2 layers of width 32 and a tokenizer of its own kind.
 - byte-level BPE (RoBERTa): trained here on the tiny vocabulary's words;
 - SentencePiece (DeBERTa-v2): a unigram model trained here on the same words.
 """
+
 import os
 import string
 
@@ -27,29 +28,50 @@ def training_text():
 
 
 def write_tiny_model(architecture: str, directory: str, seed: int = 0) -> str:
-    """Writes config, weights and tokenizer files of a tiny `architecture` model; returns the directory."""
+    """Writes a tiny `architecture` model (config, weights, tokenizer); returns its directory."""
     if architecture == "bert":
         return write_tiny_bert(directory, seed)
     os.makedirs(directory, exist_ok=True)
     tokenizer = _tokenizer(architecture, directory)
     vocab_size = len(tokenizer)
     if architecture == "roberta":
-        config = transformers.RobertaConfig(vocab_size=vocab_size, max_position_embeddings=130, **SIZE,
-                                            pad_token_id=tokenizer.pad_token_id)
+        config = transformers.RobertaConfig(
+            vocab_size=vocab_size,
+            max_position_embeddings=130,
+            **SIZE,
+            pad_token_id=tokenizer.pad_token_id,
+        )
     elif architecture == "distilbert":
-        config = transformers.DistilBertConfig(vocab_size=vocab_size, dim=32, n_layers=2, n_heads=2,
-                                               hidden_dim=64, max_position_embeddings=128)
+        config = transformers.DistilBertConfig(
+            vocab_size=vocab_size,
+            dim=32,
+            n_layers=2,
+            n_heads=2,
+            hidden_dim=64,
+            max_position_embeddings=128,
+        )
     elif architecture == "mpnet":
-        config = transformers.MPNetConfig(vocab_size=vocab_size, max_position_embeddings=130, **SIZE,
-                                          pad_token_id=tokenizer.pad_token_id)
+        config = transformers.MPNetConfig(
+            vocab_size=vocab_size,
+            max_position_embeddings=130,
+            **SIZE,
+            pad_token_id=tokenizer.pad_token_id,
+        )
     elif architecture == "electra":
-        config = transformers.ElectraConfig(vocab_size=vocab_size, embedding_size=16, max_position_embeddings=128,
-                                            **SIZE)
+        config = transformers.ElectraConfig(
+            vocab_size=vocab_size, embedding_size=16, max_position_embeddings=128, **SIZE
+        )
     elif architecture == "deberta-v2":
-        config = transformers.DebertaV2Config(vocab_size=vocab_size, max_position_embeddings=128, **SIZE,
-                                              relative_attention=True, pos_att_type=["p2c", "c2p"],
-                                              position_biased_input=False, type_vocab_size=0,
-                                              pad_token_id=tokenizer.pad_token_id)
+        config = transformers.DebertaV2Config(
+            vocab_size=vocab_size,
+            max_position_embeddings=128,
+            **SIZE,
+            relative_attention=True,
+            pos_att_type=["p2c", "c2p"],
+            position_biased_input=False,
+            type_vocab_size=0,
+            pad_token_id=tokenizer.pad_token_id,
+        )
     else:
         raise ValueError(f"Unknown architecture {architecture!r}; choose from {ARCHITECTURES}.")
     torch.manual_seed(seed)
@@ -65,18 +87,26 @@ def _tokenizer(architecture: str, directory: str):
         path = os.path.join(directory, "vocab.txt")
         with open(path, "w", encoding="utf-8") as handle:
             handle.write("\n".join(vocabulary) + "\n")
-        kind = {"distilbert": transformers.DistilBertTokenizerFast, "electra": transformers.ElectraTokenizerFast,
-                "mpnet": transformers.MPNetTokenizerFast}[architecture]
+        kind = {
+            "distilbert": transformers.DistilBertTokenizerFast,
+            "electra": transformers.ElectraTokenizerFast,
+            "mpnet": transformers.MPNetTokenizerFast,
+        }[architecture]
         return kind(vocab_file=path, do_lower_case=True)
     if architecture == "roberta":
         from tokenizers import ByteLevelBPETokenizer
 
         bpe = ByteLevelBPETokenizer()
-        bpe.train_from_iterator(training_text(), vocab_size=600, min_frequency=1,
-                                special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
+        bpe.train_from_iterator(
+            training_text(),
+            vocab_size=600,
+            min_frequency=1,
+            special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"],
+        )
         bpe.save_model(directory)
         return transformers.RobertaTokenizerFast(
-            vocab_file=os.path.join(directory, "vocab.json"), merges_file=os.path.join(directory, "merges.txt")
+            vocab_file=os.path.join(directory, "vocab.json"),
+            merges_file=os.path.join(directory, "merges.txt"),
         )
     if architecture == "deberta-v2":
         import sentencepiece
@@ -85,13 +115,26 @@ def _tokenizer(architecture: str, directory: str):
         with open(text, "w", encoding="utf-8") as handle:
             handle.write("\n".join(training_text()) + "\n")
         sentencepiece.SentencePieceTrainer.train(
-            input=text, model_prefix=os.path.join(directory, "spm"), vocab_size=200, model_type="unigram",
-            pad_id=0, bos_id=1, eos_id=2, unk_id=3, pad_piece="[PAD]", bos_piece="[CLS]",
-            eos_piece="[SEP]", unk_piece="[UNK]", user_defined_symbols=["[MASK]"],
-            character_coverage=1.0, minloglevel=2,
+            input=text,
+            model_prefix=os.path.join(directory, "spm"),
+            vocab_size=200,
+            model_type="unigram",
+            pad_id=0,
+            bos_id=1,
+            eos_id=2,
+            unk_id=3,
+            pad_piece="[PAD]",
+            bos_piece="[CLS]",
+            eos_piece="[SEP]",
+            unk_piece="[UNK]",
+            user_defined_symbols=["[MASK]"],
+            character_coverage=1.0,
+            minloglevel=2,
         )
         os.remove(text)
         os.remove(os.path.join(directory, "spm.vocab"))
-        transformers.DebertaV2Tokenizer(vocab_file=os.path.join(directory, "spm.model")).save_pretrained(directory)
+        transformers.DebertaV2Tokenizer(
+            vocab_file=os.path.join(directory, "spm.model")
+        ).save_pretrained(directory)
         return transformers.DebertaV2TokenizerFast.from_pretrained(directory)
     raise ValueError(f"Unknown architecture {architecture!r}; choose from {ARCHITECTURES}.")

@@ -39,7 +39,11 @@ INJECTION_CONFIGS = sorted((CONFIGS_ROOT / "injection").glob("*.jsonnet"))
 
 def test_injection_variants():
     assert {path.stem for path in INJECTION_CONFIGS} == {
-        "tft", "tft_simple", "sentence_only", "three_way_pp", "binary_pp"
+        "tft",
+        "tft_simple",
+        "sentence_only",
+        "three_way_pp",
+        "binary_pp",
     }
 
 

@@ -10,6 +10,9 @@ environment plus these defaults (a value set in the environment always wins). Th
 AllenNLP's `params._environment_variables` is the one change the plugin makes to its host on
 import; AllenNLP imports plugins before it reads a config.
 """
+
+from typing import Callable, Dict
+
 from allennlp.common import params as _params
 
 CONFIG_DEFAULTS = {
@@ -26,7 +29,9 @@ CONFIG_DEFAULTS = {
 }
 
 
-def _config_variables(environment=_params._environment_variables):
+def _config_variables(
+    environment: Callable[[], Dict[str, str]] = _params._environment_variables,
+) -> Dict[str, str]:
     """The environment as AllenNLP passes it to jsonnet, over the plugin's defaults."""
     return {**CONFIG_DEFAULTS, **environment()}
 
@@ -34,4 +39,12 @@ def _config_variables(environment=_params._environment_variables):
 if getattr(_params._environment_variables, "__name__", "") != "_config_variables":
     _params._environment_variables = _config_variables
 
-from tft_allennlp import commands, data_loaders, dataset_readers, models, modules, predictors, training  # noqa: E402,F401
+from tft_allennlp import (  # noqa: E402  (after the defaults, which AllenNLP must see first)
+    commands,
+    data_loaders,
+    dataset_readers,
+    models,
+    modules,
+    predictors,
+    training,
+)  # noqa: E402,F401

@@ -23,7 +23,10 @@ def test_tsv_with_and_without_header(tmp_path):
 def test_mrpc_layout_takes_paraphrases_only(tmp_path):
     path = tmp_path / "mrpc.tsv"
     path.write_bytes(
-        "\ufeffQuality\t#1 ID\t#2 ID\t#1 String\t#2 String\n1\t1\t2\tA b.\tC d.\n0\t3\t4\tE f.\tG h.\n".encode()
+        (
+            "\ufeffQuality\t#1 ID\t#2 ID\t#1 String\t#2 String\n"
+            "1\t1\t2\tA b.\tC d.\n0\t3\t4\tE f.\tG h.\n"
+        ).encode()
     )
     counts = collections.Counter()
     problems = InputProblems(str(path))
@@ -34,7 +37,9 @@ def test_mrpc_layout_takes_paraphrases_only(tmp_path):
 
 def test_json_lines(tmp_path):
     path = tmp_path / "pairs.jsonl"
-    path.write_text('{"sentence1": "A b.", "sentence2": "C d."}\n\n{"sentence1": "E", "sentence2": "F"}\n')
+    path.write_text(
+        '{"sentence1": "A b.", "sentence2": "C d."}\n\n{"sentence1": "E", "sentence2": "F"}\n'
+    )
     assert read(path)[0] == [(1, "A b.", "C d."), (3, "E", "F")]
 
 

@@ -1,9 +1,8 @@
+import numpy
 import pytest
 
 from tft_allennlp.alignment.phrase_aligner import ParsedSentence, align_phrases, link_words
 from tft_allennlp.alignment.pipeline import Aligner
-
-import numpy
 
 
 def sentence(text, lemmas=None, pos=None, phrases=()):
@@ -32,7 +31,12 @@ def show(record):
 def test_flute_pair_by_hand(aligner):
     source, target = aligner.parse_text(["A man is playing a flute.", "A man plays the flute."])
     assert [" ".join(source.words[s : e + 1]) for s, e in source.phrases] == [
-        "A man", "man", "is playing a flute", "playing", "a flute", "flute"
+        "A man",
+        "man",
+        "is playing a flute",
+        "playing",
+        "a flute",
+        "flute",
     ]
     assert show(aligner.align(source, target)) == [
         ("A man", "A man"),
@@ -52,7 +56,9 @@ def test_reordered_phrases_and_closest_length(aligner):
     assert ("in the park", "through the park") in pairs
     assert ("in the park", "the park") not in pairs  # a longer partner of equal length exists
     assert ("the park", "the park") in pairs
-    source, target = aligner.parse_text(["Prices fell sharply in March.", "In March, prices dropped sharply."])
+    source, target = aligner.parse_text(
+        ["Prices fell sharply in March.", "In March, prices dropped sharply."]
+    )
     assert ("in March", "In March") in show(aligner.align(source, target))
 
 
@@ -93,8 +99,16 @@ def test_similarity_links_mutual_best_content_words_above_threshold():
 def test_inconsistent_pairs_are_not_aligned():
     # "big dog barks" / "dog barks loudly": links dog-dog and barks-barks. "big dog" against
     # "dog barks" is inconsistent (barks is linked outside "big dog").
-    source = sentence("big dog barks", pos=["ADJ", "NOUN", "VERB"], phrases=[(0, 0), (1, 1), (2, 2), (0, 1), (1, 2)])
-    target = sentence("dog barks loudly", pos=["NOUN", "VERB", "ADV"], phrases=[(0, 0), (1, 1), (2, 2), (0, 1), (1, 2)])
+    source = sentence(
+        "big dog barks",
+        pos=["ADJ", "NOUN", "VERB"],
+        phrases=[(0, 0), (1, 1), (2, 2), (0, 1), (1, 2)],
+    )
+    target = sentence(
+        "dog barks loudly",
+        pos=["NOUN", "VERB", "ADV"],
+        phrases=[(0, 0), (1, 1), (2, 2), (0, 1), (1, 2)],
+    )
     links = link_words(source, target)
     assert links == {(1, 0), (2, 1)}
     pairs = align_phrases(source, target, links)
@@ -125,7 +139,13 @@ def test_a_pair_that_fails_to_parse_is_reported_not_fatal(aligner, monkeypatch):
         return parse(texts)
 
     monkeypatch.setattr(aligner, "parse_text", failing)
-    results = aligner.align_texts([(1, "A man sleeps.", "A man is asleep."), (2, "BOOM", "x"), (3, "Dogs run.", "Dogs are running.")])
+    results = aligner.align_texts(
+        [
+            (1, "A man sleeps.", "A man is asleep."),
+            (2, "BOOM", "x"),
+            (3, "Dogs run.", "Dogs are running."),
+        ]
+    )
     assert [number for number, _ in results] == [1, 2, 3]
     assert "parsing failed" in results[1][1]
     assert '"alignments"' in results[0][1] and '"alignments"' in results[2][1]

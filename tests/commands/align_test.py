@@ -33,9 +33,24 @@ def test_command_line_two_workers_keeps_order_and_matches_one_worker(tmp_path):
     for workers in (1, 2):
         output = tmp_path / f"aligned{workers}.jsonl"
         result = subprocess.run(
-            [sys.executable, "-m", "allennlp", "tft-align", str(source), str(output),
-             "--workers", str(workers), "--batch-size", "2", "--lenient"],
-            cwd=PROJECT_ROOT, env=dict(os.environ), capture_output=True, text=True, check=True,
+            [
+                sys.executable,
+                "-m",
+                "allennlp",
+                "tft-align",
+                str(source),
+                str(output),
+                "--workers",
+                str(workers),
+                "--batch-size",
+                "2",
+                "--lenient",
+            ],
+            cwd=PROJECT_ROOT,
+            env=dict(os.environ),
+            capture_output=True,
+            text=True,
+            check=True,
         )
         assert "pairs written: 15" in result.stdout
         assert "skipped: missing column: 1" in result.stdout
@@ -52,7 +67,10 @@ def test_strict_reading_names_the_bad_line(tmp_path):
     write_pairs(source, bad_line="only one column")
     result = subprocess.run(
         [sys.executable, "-m", "allennlp", "tft-align", str(source), str(tmp_path / "out.jsonl")],
-        cwd=PROJECT_ROOT, env=dict(os.environ), capture_output=True, text=True,
+        cwd=PROJECT_ROOT,
+        env=dict(os.environ),
+        capture_output=True,
+        text=True,
     )
     assert result.returncode != 0
     assert "pairs.tsv:5: missing column" in result.stderr
@@ -67,9 +85,16 @@ def test_output_is_read_by_the_injection_reader(tmp_path):
     summary = align_file(str(source), str(output), spacy_model="en_core_web_sm")
     assert summary["pairs written"] == 15 and summary["alignments per pair"] > 0
     reader = DatasetReader.from_params(
-        Params({"type": "tft_aligned_paraphrases", "tokenizer": {
-            "type": "pretrained_transformer", "model_name": os.environ["TFT_MODEL"],
-            "add_special_tokens": False}})
+        Params(
+            {
+                "type": "tft_aligned_paraphrases",
+                "tokenizer": {
+                    "type": "pretrained_transformer",
+                    "model_name": os.environ["TFT_MODEL"],
+                    "add_special_tokens": False,
+                },
+            }
+        )
     )
     instances = list(reader.read(str(output)))
     assert len(instances) == 30
@@ -84,13 +109,16 @@ def test_gold_set_scores_are_the_readmes():
     scores = evaluate(str(gold), Aligner("en_core_web_sm"))
     assert (scores["correct"], scores["predicted"], scores["gold"]) == (303, 332, 413)
     readme = (PROJECT_ROOT / "README.md").read_text()
-    row = f"| lexical (form, lemma) | {scores['precision']:.3f} | {scores['recall']:.3f} | {scores['f1']:.3f} |"
+    values = " | ".join(f"{scores[name]:.3f}" for name in ("precision", "recall", "f1"))
+    row = f"| lexical (form, lemma) | {values} |"
     assert row == "| lexical (form, lemma) | 0.913 | 0.734 | 0.813 |" and row in readme
 
 
 def test_the_evaluation_reads_gold_through_the_corpus_schema(tmp_path):
     gold = tmp_path / "gold.jsonl"
     first = open(FIXTURES_ROOT / "alignment/gold.jsonl").readline()
-    gold.write_text(first + '{"source": ["a", "b"], "target": ["c"], "alignments": [[[1, 0], [0, 0]]]}\n')
+    gold.write_text(
+        first + '{"source": ["a", "b"], "target": ["c"], "alignments": [[[1, 0], [0, 0]]]}\n'
+    )
     with pytest.raises(MalformedInputError, match=r"gold.jsonl:2: reversed span"):
         evaluate(str(gold), Aligner("en_core_web_sm"))

@@ -24,7 +24,10 @@ def experiment(tmp_path_factory, tiny_bert):
     once (as two machines sharing the output directory would), then `--report-only`.
     """
     directory = tmp_path_factory.mktemp("experiment")
-    split = {"dataset_reader.validation_fraction": 0.25, "validation_dataset_reader.validation_fraction": 0.25}
+    split = {
+        "dataset_reader.validation_fraction": 0.25,
+        "validation_dataset_reader.validation_fraction": 0.25,
+    }
     spec = {
         "output_dir": str(directory / "out"),
         "base_models": {"tiny": tiny_bert},
@@ -43,25 +46,49 @@ def experiment(tmp_path_factory, tiny_bert):
     }
     spec_path = directory / "spec.json"
     spec_path.write_text(json.dumps(spec))
-    command = [sys.executable, "-m", "allennlp", "tft-experiment", str(spec_path), "--poll-seconds", "1"]
+    command = [
+        sys.executable,
+        "-m",
+        "allennlp",
+        "tft-experiment",
+        str(spec_path),
+        "--poll-seconds",
+        "1",
+    ]
     shards = [
-        subprocess.Popen(command + ["--shard", f"{i}/2"], cwd=PROJECT_ROOT, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, env=dict(os.environ))
+        subprocess.Popen(
+            command + ["--shard", f"{i}/2"],
+            cwd=PROJECT_ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=dict(os.environ),
+        )
         for i in range(2)
     ]
     for shard in shards:
         stdout, stderr = shard.communicate()
         assert shard.returncode == 0, stderr[-3000:]
-    report = subprocess.run(command + ["--report-only"], cwd=PROJECT_ROOT, capture_output=True, text=True)
+    report = subprocess.run(
+        command + ["--report-only"], cwd=PROJECT_ROOT, capture_output=True, text=True
+    )
     assert report.returncode == 0, report.stderr[-3000:]
     spec = ExperimentSpec.from_file(str(spec_path))
     # Together the shards ran every distinct directory once: a sweep run that is also a grid
     # run is not repeated, and no run ran in both shards.
     choices = tuned_choices(spec)
-    distinct = {run.directory for run in [*spec.injection_runs(), *spec.sweep_runs(), *spec.glue_runs(choices)]}
+    distinct = {
+        run.directory
+        for run in [*spec.injection_runs(), *spec.sweep_runs(), *spec.glue_runs(choices)]
+    }
     attempts = [json.loads(line) for line in open(directory / "out/attempts.jsonl")]
-    assert sorted(a["directory"] for a in attempts) == sorted(os.path.relpath(d, spec.output_dir) for d in distinct)
-    assert {a["outcome"] for a in attempts} == {"done"} and {a["shard"] for a in attempts} == {"0/2", "1/2"}
+    assert sorted(a["directory"] for a in attempts) == sorted(
+        os.path.relpath(d, spec.output_dir) for d in distinct
+    )
+    assert {a["outcome"] for a in attempts} == {"done"} and {a["shard"] for a in attempts} == {
+        "0/2",
+        "1/2",
+    }
     return spec
 
 
@@ -86,16 +113,23 @@ def test_every_run_has_its_config_metrics_and_log(experiment):
         assert config["random_seed"] == run.seed and config["dataset_reader"]["train_size"] == 8
         # The subsample's seed is the run's: every variant of a seed sees the same examples.
         assert config["dataset_reader"]["seed"] == run.seed
-        assert config["trainer"]["optimizer"]["lr"] == {"paper": 3e-5, "lr0.003": 3e-3}[run.candidate]
+        assert (
+            config["trainer"]["optimizer"]["lr"] == {"paper": 3e-5, "lr0.003": 3e-3}[run.candidate]
+        )
         model = config["model"]["text_field_embedder"]["token_embedders"]["tokens"]["model_name"]
         injected = os.path.join(experiment.output_dir, "injection/tiny/tft/encoder")
         assert model == (injected if run.variant == "tft" else experiment.base_models["tiny"])
-    assert os.path.exists(os.path.join(experiment.output_dir, "injection/tiny/tft/encoder/model.safetensors"))
+    assert os.path.exists(
+        os.path.join(experiment.output_dir, "injection/tiny/tft/encoder/model.safetensors")
+    )
 
 
 def test_the_sweep_picks_the_base_models_best_recipe_for_every_variant(experiment):
     sweep = list(experiment.sweep_runs())
-    assert [(run.variant, run.candidate, run.seed) for run in sweep] == [("none", "paper", 1), ("none", "lr0.003", 1)]
+    assert [(run.variant, run.candidate, run.seed) for run in sweep] == [
+        ("none", "paper", 1),
+        ("none", "lr0.003", 1),
+    ]
     scores = {run.candidate: glue_metrics(run)["validation_combined_score"] for run in sweep}
     assert len(set(scores.values())) == 2
     chosen = max(scores, key=scores.get)
@@ -103,10 +137,14 @@ def test_the_sweep_picks_the_base_models_best_recipe_for_every_variant(experimen
     table = open(os.path.join(experiment.output_dir, "results.md")).read()
     line = "Recipe chosen by the sweep on the base model: STSB n=8: `lr0.003`."
     assert (line in table) == (chosen == "lr0.003")
-    sweep_rows = table[table.index("### Recipe sweep"):].splitlines()
+    sweep_rows = table[table.index("### Recipe sweep") :].splitlines()
     for candidate, score in scores.items():
         cell = f"{100 * score:.1f}"
-        expected = f"| `{candidate}` | **{cell}** |" if candidate == chosen else f"| `{candidate}` | {cell} |"
+        expected = (
+            f"| `{candidate}` | **{cell}** |"
+            if candidate == chosen
+            else f"| `{candidate}` | {cell} |"
+        )
         assert expected in sweep_rows
 
 
@@ -115,19 +153,28 @@ def test_csv_and_table_hold_the_runs_metrics(experiment):
         rows = list(csv.DictReader(handle))
     assert len(rows) == 8 * 3  # runs x (pearson, spearman, combined_score)
     table = open(os.path.join(experiment.output_dir, "results.md")).read()
-    sections = {recipe: table[table.index(f"recipe `{recipe}`"):] for recipe in ("tuned", "paper")}
+    sections = {recipe: table[table.index(f"recipe `{recipe}`") :] for recipe in ("tuned", "paper")}
     for recipe, variant in itertools.product(("tuned", "paper"), ("none", "tft")):
         pearsons = []
         for run in reported_runs(experiment):
             if (run.recipe, run.variant) != (recipe, variant):
                 continue
             metrics = glue_metrics(run)
-            written = {row["metric"]: float(row["value"]) for row in rows if row["recipe"] == recipe
-                       and row["directory"] == os.path.relpath(run.directory, experiment.output_dir)}
-            assert written == {name: metrics[f"validation_{name}"] for name in ("pearson", "spearman", "combined_score")}
+            written = {
+                row["metric"]: float(row["value"])
+                for row in rows
+                if row["recipe"] == recipe
+                and row["directory"] == os.path.relpath(run.directory, experiment.output_dir)
+            }
+            assert written == {
+                name: metrics[f"validation_{name}"]
+                for name in ("pearson", "spearman", "combined_score")
+            }
             pearsons.append(100 * metrics["validation_pearson"])
         assert len(set(pearsons)) == 2  # seeds differ, so mean and std are checked for real
-        row = next(line for line in sections[recipe].splitlines() if line.startswith(f"| 8 | {variant} |"))
+        row = next(
+            line for line in sections[recipe].splitlines() if line.startswith(f"| 8 | {variant} |")
+        )
         assert f"{statistics.mean(pearsons):.1f} ± {statistics.stdev(pearsons):.1f}" in row
     with open(os.path.join(experiment.output_dir, "scores.png"), "rb") as handle:
         assert handle.read(8) == b"\x89PNG\r\n\x1a\n"
@@ -135,28 +182,46 @@ def test_csv_and_table_hold_the_runs_metrics(experiment):
 
 def test_resuming_reruns_only_unfinished_runs(experiment):
     runs = [run for run in reported_runs(experiment) if run.recipe == "paper"]
-    finished = {run.directory: os.path.getmtime(os.path.join(run.directory, "metrics.json")) for run in runs}
+    finished = {
+        run.directory: os.path.getmtime(os.path.join(run.directory, "metrics.json")) for run in runs
+    }
     # A run that crashed: its directory is there, its metrics are not.
     os.remove(os.path.join(runs[1].directory, "metrics.json"))
     statuses = ExperimentRunner(experiment).run()
     assert statuses[runs[1].directory] == "done"
-    assert {directory: status for directory, status in statuses.items() if directory != runs[1].directory} == {
-        directory: "skipped" for directory in statuses if directory != runs[1].directory
-    }
+    assert {
+        directory: status
+        for directory, status in statuses.items()
+        if directory != runs[1].directory
+    } == {directory: "skipped" for directory in statuses if directory != runs[1].directory}
     for run in runs[:1] + runs[2:]:
-        assert os.path.getmtime(os.path.join(run.directory, "metrics.json")) == finished[run.directory]
+        assert (
+            os.path.getmtime(os.path.join(run.directory, "metrics.json")) == finished[run.directory]
+        )
 
 
 def test_the_example_specs_describe_the_real_grid(tmp_path):
     for name in ("minilm_glue", "minilm_glue_cpu"):
-        spec = ExperimentSpec.from_file(str(PROJECT_ROOT / f"training_configs/experiments/{name}.jsonnet"), str(tmp_path))
+        spec = ExperimentSpec.from_file(
+            str(PROJECT_ROOT / f"training_configs/experiments/{name}.jsonnet"), str(tmp_path)
+        )
         assert [run.variant for run in spec.injection_runs()] == ["tft", "tft_simple"]
-        assert spec.variants == ["none", "tft", "tft_simple"] and spec.tasks == ["mrpc", "stsb", "rte"]
-        assert list(spec.candidates()) == ["paper", "lr0.0001", "lr0.0002"] and spec.seeds == [1, 2, 3]
+        assert spec.variants == ["none", "tft", "tft_simple"] and spec.tasks == [
+            "mrpc",
+            "stsb",
+            "rte",
+        ]
+        assert list(spec.candidates()) == ["paper", "lr0.0001", "lr0.0002"] and spec.seeds == [
+            1,
+            2,
+            3,
+        ]
         # Nothing has run, so the tuned grid is not known yet: only the paper's recipe is listed.
         sizes = len(spec.train_sizes)
         assert len(spec.tuned_keys()) == 3 * sizes and tuned_choices(spec) == {}
-        assert len(list(spec.glue_runs(tuned_choices(spec)))) == 3 * 3 * sizes * 3  # variants x tasks x sizes x seeds
+        assert (
+            len(list(spec.glue_runs(tuned_choices(spec)))) == 3 * 3 * sizes * 3
+        )  # variants x tasks x sizes x seeds
         assert len(list(spec.sweep_runs())) == 3 * 3 * sizes  # candidates x tasks x sizes
         assert spec.train_sizes == [1000, None]
     # The CPU grid cuts the fine-tuning epochs, and nothing else of the GLUE recipe.
@@ -164,8 +229,14 @@ def test_the_example_specs_describe_the_real_grid(tmp_path):
 
 
 def test_sweep_names_and_clashes(tmp_path):
-    values = {"output_dir": "x", "base_models": {"b": "m"}, "tasks": ["rte"], "glue_dir": "g",
-              "variants": ["none"], "sweep": {"trainer.optimizer.lr": [1e-4, 3e-5], "trainer.num_epochs": [2]}}
+    values = {
+        "output_dir": "x",
+        "base_models": {"b": "m"},
+        "tasks": ["rte"],
+        "glue_dir": "g",
+        "variants": ["none"],
+        "sweep": {"trainer.optimizer.lr": [1e-4, 3e-5], "trainer.num_epochs": [2]},
+    }
     spec = ExperimentSpec(**values)
     assert spec.sweep_points() == {
         "lr0.0001_epochs2": {"trainer.optimizer.lr": 1e-4, "trainer.num_epochs": 2},
@@ -179,27 +250,50 @@ def test_sweep_names_and_clashes(tmp_path):
 
 def test_a_spec_with_an_unknown_variant_is_refused(tmp_path):
     path = tmp_path / "spec.json"
-    path.write_text(json.dumps({"output_dir": "x", "base_models": {"b": "m"}, "tasks": ["rte"],
-                                "glue_dir": "g", "variants": ["none", "tft_large"]}))
+    path.write_text(
+        json.dumps(
+            {
+                "output_dir": "x",
+                "base_models": {"b": "m"},
+                "tasks": ["rte"],
+                "glue_dir": "g",
+                "variants": ["none", "tft_large"],
+            }
+        )
+    )
     with pytest.raises(ConfigurationError, match="tft_large"):
         ExperimentSpec.from_file(str(path))
 
 
 def test_tuned_candidate_is_the_best_mean_over_sweep_seeds(tmp_path):
     spec = ExperimentSpec(
-        output_dir=str(tmp_path), base_models={"b": "m"}, tasks=["rte", "stsb"], glue_dir="g", variants=["none"],
-        seeds=[1, 2, 3], sweep_seeds=[1, 2], sweep={"trainer.optimizer.lr": [1e-4, 2e-4]},
+        output_dir=str(tmp_path),
+        base_models={"b": "m"},
+        tasks=["rte", "stsb"],
+        glue_dir="g",
+        variants=["none"],
+        seeds=[1, 2, 3],
+        sweep_seeds=[1, 2],
+        sweep={"trainer.optimizer.lr": [1e-4, 2e-4]},
     )
 
     def finish(task, candidate, seed, value):
-        run = next(run for run in spec.sweep_runs() if (run.task, run.candidate, run.seed) == (task, candidate, seed))
+        run = next(
+            run
+            for run in spec.sweep_runs()
+            if (run.task, run.candidate, run.seed) == (task, candidate, seed)
+        )
         os.makedirs(run.directory)
         metric = "accuracy" if task == "rte" else "combined_score"
         with open(os.path.join(run.directory, "metrics.json"), "w") as handle:
             json.dump({f"validation_{metric}": value, "validation_loss": 0.1}, handle)
 
     # RTE: means 0.5, 0.625, 0.625 -> the first of the two best; seed 2 of lr0.0002 still running.
-    for candidate, scores in {"paper": (0.5, 0.5), "lr0.0001": (0.75, 0.5), "lr0.0002": (0.5, 0.75)}.items():
+    for candidate, scores in {
+        "paper": (0.5, 0.5),
+        "lr0.0001": (0.75, 0.5),
+        "lr0.0002": (0.5, 0.75),
+    }.items():
         finish("rte", candidate, 1, scores[0])
         if candidate != "lr0.0002":
             finish("rte", candidate, 2, scores[1])
@@ -213,14 +307,31 @@ def test_tuned_candidate_is_the_best_mean_over_sweep_seeds(tmp_path):
         finish("stsb", candidate, 2, score)
     assert tuned_choice(spec, ("b", "stsb", None)) == "paper"
     assert set(tuned_choices(spec)) == set(spec.tuned_keys())
-    tuned = [(run.task, run.candidate, run.seed) for run in spec.glue_runs(tuned_choices(spec)) if run.recipe == "tuned"]
-    assert tuned == [(task, {"rte": "lr0.0001", "stsb": "paper"}[task], seed) for seed in (1, 2, 3) for task in ("rte", "stsb")]
+    tuned = [
+        (run.task, run.candidate, run.seed)
+        for run in spec.glue_runs(tuned_choices(spec))
+        if run.recipe == "tuned"
+    ]
+    assert tuned == [
+        (task, {"rte": "lr0.0001", "stsb": "paper"}[task], seed)
+        for seed in (1, 2, 3)
+        for task in ("rte", "stsb")
+    ]
 
 
 def test_table_marks_cells_with_fewer_seeds_and_gains_over_none():
     def row(variant, seed, accuracy):
-        return {"base": "b", "variant": variant, "recipe": "paper", "candidate": "paper", "task": "rte",
-                "train_size": "1000", "seed": seed, "accuracy": accuracy, "directory": "d"}
+        return {
+            "base": "b",
+            "variant": variant,
+            "recipe": "paper",
+            "candidate": "paper",
+            "task": "rte",
+            "train_size": "1000",
+            "seed": seed,
+            "accuracy": accuracy,
+            "directory": "d",
+        }
 
     table = markdown_table([row("none", 1, 0.5), row("none", 2, 0.75), row("tft", 1, 0.75)])
     lines = table.splitlines()
@@ -228,19 +339,34 @@ def test_table_marks_cells_with_fewer_seeds_and_gains_over_none():
     assert "| 1000 | tft | **75.0 ± 0.0 [n=1] (+12.5)** |" in lines
     # A size where only the base has finished: nothing to compare, so nothing in bold.
     lone = dict(row("none", 1, 0.5), train_size="all")
-    assert "| all | none | 50.0 ± 0.0 [n=1] |" in markdown_table([row("none", 1, 0.5), row("none", 2, 0.75), lone]).splitlines()
+    assert (
+        "| all | none | 50.0 ± 0.0 [n=1] |"
+        in markdown_table([row("none", 1, 0.5), row("none", 2, 0.75), lone]).splitlines()
+    )
 
 
 def test_plot_marks_points_with_fewer_seeds(tmp_path, monkeypatch):
     from matplotlib.axes import Axes
 
     def row(variant, seed, accuracy):
-        return {"base": "b", "variant": variant, "recipe": "paper", "candidate": "paper", "task": "rte",
-                "train_size": "1000", "seed": seed, "accuracy": accuracy, "directory": "d"}
+        return {
+            "base": "b",
+            "variant": variant,
+            "recipe": "paper",
+            "candidate": "paper",
+            "task": "rte",
+            "train_size": "1000",
+            "seed": seed,
+            "accuracy": accuracy,
+            "directory": "d",
+        }
 
     marks = []
     monkeypatch.setattr(Axes, "annotate", lambda axis, text, xy, **kwargs: marks.append((text, xy)))
-    plot([row("none", 1, 0.5), row("none", 2, 0.75), row("tft", 1, 0.75)], str(tmp_path / "scores.png"))
+    plot(
+        [row("none", 1, 0.5), row("none", 2, 0.75), row("tft", 1, 0.75)],
+        str(tmp_path / "scores.png"),
+    )
     # Only tft's point lacks a seed; it sits at x = 0 dodged right by 0.04, at its mean 75%.
     assert marks == [("n=1", (0.04, 75.0))]
     assert (tmp_path / "scores.png").stat().st_size > 0
@@ -249,18 +375,39 @@ def test_plot_marks_points_with_fewer_seeds(tmp_path, monkeypatch):
 def test_two_processes_on_one_grid_never_run_a_run_twice(tmp_path, tiny_bert):
     """Two unsharded `--jobs 2` processes on the same grid share it out through the run locks."""
     spec = {
-        "output_dir": str(tmp_path / "out"), "base_models": {"tiny": tiny_bert}, "variants": ["none"],
-        "tasks": ["stsb"], "train_sizes": [8], "seeds": [1, 2], "glue_dir": str(FIXTURES_ROOT / "glue"),
+        "output_dir": str(tmp_path / "out"),
+        "base_models": {"tiny": tiny_bert},
+        "variants": ["none"],
+        "tasks": ["stsb"],
+        "train_sizes": [8],
+        "seeds": [1, 2],
+        "glue_dir": str(FIXTURES_ROOT / "glue"),
         "recipes": {"paper": {}, "fast": {"trainer.optimizer.lr": 1e-3}},
-        "glue_overrides": {"trainer.num_epochs": 1}, "keep_weights": False,
+        "glue_overrides": {"trainer.num_epochs": 1},
+        "keep_weights": False,
     }
     (tmp_path / "spec.json").write_text(json.dumps(spec))
-    command = [sys.executable, "-m", "allennlp", "tft-experiment", str(tmp_path / "spec.json"),
-               "--jobs", "2", "--poll-seconds", "1"]
-    processes = [subprocess.Popen(command, cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                  text=True) for _ in range(2)]
+    command = [
+        sys.executable,
+        "-m",
+        "allennlp",
+        "tft-experiment",
+        str(tmp_path / "spec.json"),
+        "--jobs",
+        "2",
+        "--poll-seconds",
+        "1",
+    ]
+    processes = [
+        subprocess.Popen(
+            command, cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for _ in range(2)
+    ]
     outputs = [process.communicate() for process in processes]
-    assert [process.returncode for process in processes] == [0, 0], outputs[0][1][-2000:] + outputs[1][1][-2000:]
+    assert [process.returncode for process in processes] == [0, 0], (
+        outputs[0][1][-2000:] + outputs[1][1][-2000:]
+    )
     attempts = [json.loads(line) for line in open(tmp_path / "out/attempts.jsonl")]
     directories = [a["directory"] for a in attempts]
     assert len(directories) == len(set(directories)) == 4  # 2 recipes x 2 seeds, each run once
@@ -268,21 +415,34 @@ def test_two_processes_on_one_grid_never_run_a_run_twice(tmp_path, tiny_bert):
     assert not list((tmp_path / "out").rglob("seed*.lock"))  # every run lock was released
     # What one process did not run itself, it found finished by the other.
     reported = [output.splitlines()[-1] for output, _ in outputs]
-    done = sum(int(line.split("'done': ")[1].split(",")[0].split("}")[0]) for line in reported if "'done'" in line)
+    done = sum(
+        int(line.split("'done': ")[1].split(",")[0].split("}")[0])
+        for line in reported
+        if "'done'" in line
+    )
     assert done == 4
 
 
-def test_a_shard_without_waiting_leaves_runs_that_need_another_shards_injection(tmp_path, tiny_bert):
+def test_a_shard_without_waiting_leaves_runs_that_need_another_shards_injection(
+    tmp_path, tiny_bert
+):
     spec = ExperimentSpec(
-        output_dir=str(tmp_path), base_models={"tiny": tiny_bert}, tasks=["stsb"], glue_dir="g",
-        variants=["none", "tft"], train_sizes=[8], paraphrase_corpus="corpus.jsonl",
+        output_dir=str(tmp_path),
+        base_models={"tiny": tiny_bert},
+        tasks=["stsb"],
+        glue_dir="g",
+        variants=["none", "tft"],
+        train_sizes=[8],
+        paraphrase_corpus="corpus.jsonl",
     )
     injection = next(spec.injection_runs())
     none_run, tft_run = spec.glue_runs({})
     # A shard count and index that give the fine-tuning of the injected encoder to one shard
     # and its injection and the base model's run to others.
     shard = next(
-        (i, n) for n in range(2, 20) for i in range(n)
+        (i, n)
+        for n in range(2, 20)
+        for i in range(n)
         if ExperimentRunner(spec, shard=(i, n)).owns(tft_run)
         and not any(ExperimentRunner(spec, shard=(i, n)).owns(run) for run in (injection, none_run))
     )
@@ -307,24 +467,46 @@ def test_report_only_rewrites_the_outputs_without_running_anything(experiment):
     attempts = open(os.path.join(output, "attempts.jsonl")).read()
     for name in ("results.md", "runs.csv", "scores.png"):
         os.remove(os.path.join(output, name))
-    command = [sys.executable, "-m", "allennlp", "tft-experiment", os.path.join(output, "..", "spec.json"),
-               "--report-only"]
+    command = [
+        sys.executable,
+        "-m",
+        "allennlp",
+        "tft-experiment",
+        os.path.join(output, "..", "spec.json"),
+        "--report-only",
+    ]
     result = subprocess.run(command, cwd=PROJECT_ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-2000:]
     assert "runs: {}" in result.stdout
     assert open(os.path.join(output, "results.md")).read() == table
-    assert os.path.exists(os.path.join(output, "runs.csv")) and os.path.exists(os.path.join(output, "scores.png"))
+    assert os.path.exists(os.path.join(output, "runs.csv")) and os.path.exists(
+        os.path.join(output, "scores.png")
+    )
     assert open(os.path.join(output, "attempts.jsonl")).read() == attempts
 
 
 def test_metric_epoch_best_reports_the_best_epochs_scores(tmp_path):
-    spec = ExperimentSpec(output_dir=str(tmp_path), base_models={"b": "m"}, tasks=["rte"], glue_dir="g",
-                          variants=["none"], metric_epoch="best")
+    spec = ExperimentSpec(
+        output_dir=str(tmp_path),
+        base_models={"b": "m"},
+        tasks=["rte"],
+        glue_dir="g",
+        variants=["none"],
+        metric_epoch="best",
+    )
     (run,) = spec.glue_runs({})
     os.makedirs(run.directory)
     with open(os.path.join(run.directory, "metrics.json"), "w") as handle:
-        json.dump({"validation_accuracy": 0.5, "best_validation_accuracy": 0.75, "best_validation_loss": 0.3,
-                   "validation_loss": 0.4, "best_epoch": 1}, handle)
+        json.dump(
+            {
+                "validation_accuracy": 0.5,
+                "best_validation_accuracy": 0.75,
+                "best_validation_loss": 0.3,
+                "validation_loss": 0.4,
+                "best_epoch": 1,
+            },
+            handle,
+        )
     assert [row["accuracy"] for row in collect_results(spec)] == [0.75]
     spec.metric_epoch = "last"
     assert [row["accuracy"] for row in collect_results(spec)] == [0.5]

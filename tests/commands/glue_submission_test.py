@@ -19,8 +19,11 @@ def archives(tmp_path_factory, tiny_bert):
     root = tmp_path_factory.mktemp("submission")
     paths = {}
     for task in ("mrpc", "stsb", "mnli"):
-        train_model_from_file(CONFIGS_ROOT / f"glue/{task}.jsonnet", root / task,
-                              overrides=json.dumps({"trainer.num_epochs": 1}))
+        train_model_from_file(
+            CONFIGS_ROOT / f"glue/{task}.jsonnet",
+            root / task,
+            overrides=json.dumps({"trainer.num_epochs": 1}),
+        )
         paths[task] = str(root / task / "model.tar.gz")
     return paths
 
@@ -33,15 +36,34 @@ def read_tsv(path):
 def test_submission_files_hold_every_test_row_as_the_leaderboard_names_them(archives, tmp_path):
     out = tmp_path / "submission"
     result = subprocess.run(
-        [sys.executable, "-m", "allennlp", "tft-glue-submission", str(out), *archives.values(),
-         "--glue-dir", str(GLUE)],
-        cwd=PROJECT_ROOT, capture_output=True, text=True, env=dict(os.environ),
+        [
+            sys.executable,
+            "-m",
+            "allennlp",
+            "tft-glue-submission",
+            str(out),
+            *archives.values(),
+            "--glue-dir",
+            str(GLUE),
+        ],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        env=dict(os.environ),
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    expected = {"MRPC.tsv": "MRPC/test.tsv", "STS-B.tsv": "STS-B/test.tsv", "MNLI-m.tsv": "MNLI/test_matched.tsv",
-                "MNLI-mm.tsv": "MNLI/test_mismatched.tsv", "AX.tsv": "diagnostic/diagnostic.tsv"}
+    expected = {
+        "MRPC.tsv": "MRPC/test.tsv",
+        "STS-B.tsv": "STS-B/test.tsv",
+        "MNLI-m.tsv": "MNLI/test_matched.tsv",
+        "MNLI-mm.tsv": "MNLI/test_mismatched.tsv",
+        "AX.tsv": "diagnostic/diagnostic.tsv",
+    }
     assert sorted(zipfile.ZipFile(out / "submission.zip").namelist()) == sorted(expected)
-    assert "Not written (no archive for the task): CoLA.tsv, SST-2.tsv, QQP.tsv, QNLI.tsv, RTE.tsv, WNLI.tsv" in result.stdout
+    assert (
+        "Not written (no archive for the task): "
+        "CoLA.tsv, SST-2.tsv, QQP.tsv, QNLI.tsv, RTE.tsv, WNLI.tsv" in result.stdout
+    )
     for name, test_file in expected.items():
         rows = read_tsv(out / name)
         test = read_tsv(GLUE / test_file)
@@ -50,9 +72,13 @@ def test_submission_files_hold_every_test_row_as_the_leaderboard_names_them(arch
         assert [row[0] for row in rows[1:]] == [row[test[0].index("index")] for row in test[1:]]
         task = {"MRPC.tsv": "mrpc", "STS-B.tsv": "stsb"}.get(name, "mnli")
         predictor = Predictor.from_path(archives[task])
-        pair = [test[0].index("sentence1"), test[0].index("sentence2")] if task != "mrpc" else [3, 4]
+        pair = (
+            [test[0].index("sentence1"), test[0].index("sentence2")] if task != "mrpc" else [3, 4]
+        )
         for row, test_row in zip(rows[1:], test[1:]):
-            output = predictor.predict_json({"sentence1": test_row[pair[0]], "sentence2": test_row[pair[1]]})
+            output = predictor.predict_json(
+                {"sentence1": test_row[pair[0]], "sentence2": test_row[pair[1]]}
+            )
             if task == "stsb":
                 assert row[1] == f"{min(max(output['score'], 0.0), 5.0):.3f}"
             else:

@@ -11,7 +11,9 @@ from tft_allennlp.data_loaders.streaming_data_loader import empty_batch
 
 
 def glue_reader():
-    return DatasetReader.from_params(Params.from_file(str(CONFIGS_ROOT / "glue/mrpc.jsonnet"))["dataset_reader"])
+    return DatasetReader.from_params(
+        Params.from_file(str(CONFIGS_ROOT / "glue/mrpc.jsonnet"))["dataset_reader"]
+    )
 
 
 def build_loader(reader, path, vocab=None, **kwargs):
@@ -34,8 +36,14 @@ def lines_of(batch):
 @pytest.mark.parametrize("num_workers", [0, 2])
 def test_windows_bucket_by_length_and_see_every_instance_once(tmp_path, num_workers):
     write_mrpc(tmp_path / "train.tsv", 203)
-    loader = build_loader(glue_reader(), tmp_path / "train.tsv", batch_size=10, shuffle=True,
-                          max_instances_in_memory=50, num_workers=num_workers)
+    loader = build_loader(
+        glue_reader(),
+        tmp_path / "train.tsv",
+        batch_size=10,
+        shuffle=True,
+        max_instances_in_memory=50,
+        num_workers=num_workers,
+    )
     random.seed(1)
     batches = list(loader)
     # 203 instances: 20 full batches and the remainder of 3, which comes last; the partial
@@ -45,12 +53,23 @@ def test_windows_bucket_by_length_and_see_every_instance_once(tmp_path, num_work
     assert sorted(line for b in batches for line in lines_of(b)) == list(range(2, 205))
     # Bucketing: a batch pads to the longest of its quarter of a group of 4 batches, so that it
     # holds well under the padding of batches in reading order (pairs of 6 to 24 words here).
-    unbucketed = build_loader(glue_reader(), tmp_path / "train.tsv", batch_size=10, bucket_batches=0,
-                              max_instances_in_memory=50)
+    unbucketed = build_loader(
+        glue_reader(),
+        tmp_path / "train.tsv",
+        batch_size=10,
+        bucket_batches=0,
+        max_instances_in_memory=50,
+    )
     assert padding(batches) < 0.6 * padding(unbucketed)
     # Sorting whole windows would pad less still, but make batches slivers of the length range.
-    windows = build_loader(glue_reader(), tmp_path / "train.tsv", batch_size=10, bucket_batches=5,
-                           max_instances_in_memory=50, shuffle=True)
+    windows = build_loader(
+        glue_reader(),
+        tmp_path / "train.tsv",
+        batch_size=10,
+        bucket_batches=5,
+        max_instances_in_memory=50,
+        shuffle=True,
+    )
     assert padding(list(windows)) < padding(batches)
     # Shuffling: the batch order changes with the seed.
     random.seed(2)
@@ -62,7 +81,9 @@ def test_without_shuffling_the_order_is_fixed_and_the_random_generator_untouched
     reader = glue_reader()
     plain = build_loader(reader, tmp_path / "dev.tsv", batch_size=8, bucket_batches=0)
     assert [line for b in plain for line in lines_of(b)] == list(range(2, 42))
-    bucketed = build_loader(reader, tmp_path / "dev.tsv", batch_size=8, bucket_batches=2, max_instances_in_memory=16)
+    bucketed = build_loader(
+        reader, tmp_path / "dev.tsv", batch_size=8, bucket_batches=2, max_instances_in_memory=16
+    )
     state = random.getstate()
     first = [lines_of(b) for b in bucketed]
     # Validation must not move the generator that shuffles training (nor `--recover` replays).
@@ -75,7 +96,9 @@ def test_without_shuffling_the_order_is_fixed_and_the_random_generator_untouched
 
 def test_length_comes_from_the_readers_count_per_distributed_worker(tmp_path):
     write_corpus(tmp_path / "corpus.jsonl", 45)
-    params = Params.from_file(str(CONFIGS_ROOT / "injection/tft.jsonnet"), '{"dataset_reader.part": "all"}')
+    params = Params.from_file(
+        str(CONFIGS_ROOT / "injection/tft.jsonnet"), '{"dataset_reader.part": "all"}'
+    )
     reader = DatasetReader.from_params(params["dataset_reader"])
     vocab = Vocabulary.from_params(params["vocabulary"], instances=[])
     # 45 lines, a paraphrase and a random instance each; a rank reads every second line.
@@ -83,21 +106,33 @@ def test_length_comes_from_the_readers_count_per_distributed_worker(tmp_path):
     assert reader.count_instances(str(tmp_path / "corpus.jsonl"), 2) == [46, 44]
     loader = build_loader(reader, tmp_path / "corpus.jsonl", vocab, batch_size=20)
     assert len(loader) == 5 == len(list(loader))
-    assert len(build_loader(reader, tmp_path / "corpus.jsonl", vocab, batch_size=20, batches_per_epoch=3)) == 3
+    assert (
+        len(
+            build_loader(
+                reader, tmp_path / "corpus.jsonl", vocab, batch_size=20, batches_per_epoch=3
+            )
+        )
+        == 3
+    )
 
 
 def test_a_reader_that_cannot_count_makes_the_length_unknown(tmp_path):
     write_mrpc(tmp_path / "train.tsv", 5)
     reader = DatasetReader.from_params(
-        Params.from_file(str(CONFIGS_ROOT / "glue/mrpc.jsonnet"), '{"dataset_reader.max_instances": 3}')["dataset_reader"]
+        Params.from_file(
+            str(CONFIGS_ROOT / "glue/mrpc.jsonnet"), '{"dataset_reader.max_instances": 3}'
+        )["dataset_reader"]
     )
     with pytest.raises(TypeError):
         len(build_loader(reader, tmp_path / "train.tsv", batch_size=2))
 
 
 def test_empty_batch_keeps_every_key_with_no_examples():
-    batch = {"tokens": {"tokens": {"token_ids": torch.ones(3, 5, dtype=torch.long)}},
-             "label": torch.tensor([1, 0, 1]), "metadata": [{"a": 1}] * 3}
+    batch = {
+        "tokens": {"tokens": {"token_ids": torch.ones(3, 5, dtype=torch.long)}},
+        "label": torch.tensor([1, 0, 1]),
+        "metadata": [{"a": 1}] * 3,
+    }
     empty = empty_batch(batch)
     assert empty["tokens"]["tokens"]["token_ids"].shape == (0, 5)
     assert empty["label"].shape == (0,) and empty["metadata"] == []

@@ -131,8 +131,9 @@ def test_span_mapping_property_on_random_sentences():
                 assert text(covered) == "".join(target[m : o + 1])
             # All words have pieces here, so a span is dropped exactly when truncation cut
             # the pieces of its last word.
-            kept = reader.encoder.join(reader.encoder.word_pieces(source).pieces,
-                                       reader.encoder.word_pieces(target).pieces).lengths
+            kept = reader.encoder.join(
+                reader.encoder.word_pieces(source).pieces, reader.encoder.word_pieces(target).pieces
+            ).lengths
             source_end = reader.encoder.word_pieces(source).word_spans[k][1]
             target_end = reader.encoder.word_pieces(target).word_spans[o][1]
             assert (source_pieces is None) == (source_end >= kept[0])
@@ -156,7 +157,7 @@ def test_negatives_follow_the_paper():
         pairs = list(zip(spans(instance, "source_spans"), spans(instance, "target_spans")))
         labels = phrase_labels(instance)
         # Every alignment is a paraphrase pair, and each has one in-paraphrase negative.
-        assert {p for p, l in zip(pairs, labels) if l == "paraphrase"} == aligned
+        assert {pair for pair, label in zip(pairs, labels) if label == "paraphrase"} == aligned
         assert labels.count("in_paraphrase") == labels.count("paraphrase")
         for (source, target), label in zip(pairs, labels):
             if label == "in_paraphrase":
@@ -197,11 +198,19 @@ def test_binary_mode_and_phrase_pair_cap():
 
 
 def test_more_random_pairs_per_paraphrase():
-    instances = list(build_reader(negative_sampler={"type": "tft_paper", "random_pairs_per_paraphrase": 2}).read(CORPUS))
+    instances = list(
+        build_reader(negative_sampler={"type": "tft_paper", "random_pairs_per_paraphrase": 2}).read(
+            CORPUS
+        )
+    )
     randoms = [i for i in instances if i["label"].label == "random"]
     assert len(randoms) == 24
     for line in range(1, 13):
-        partners = [i["metadata"]["partner_line_number"] for i in randoms if i["metadata"]["line_number"] == line]
+        partners = [
+            i["metadata"]["partner_line_number"]
+            for i in randoms
+            if i["metadata"]["line_number"] == line
+        ]
         assert len(set(partners)) == 2
 
 
@@ -259,7 +268,9 @@ def test_malformed_lines_name_file_and_line(tmp_path, line, message):
 
 def test_text_to_instance_for_prediction():
     reader = build_reader()
-    instance = reader.text_to_instance(FLUTE_SOURCE, FLUTE_TARGET, [((3, 5), (2, 4)), ((0, 1), (3, 4))])
+    instance = reader.text_to_instance(
+        FLUTE_SOURCE, FLUTE_TARGET, [((3, 5), (2, 4)), ((0, 1), (3, 4))]
+    )
     assert spans(instance, "source_spans") == [(4, 9), (1, 2)]
     assert spans(instance, "target_spans") == [(14, 18), (15, 18)]
     assert "label" not in instance.fields and "phrase_labels" not in instance.fields
@@ -269,6 +280,8 @@ def test_text_to_instance_for_prediction():
 def test_multi_process_loader_yields_each_instance_once():
     """A real `MultiProcessDataLoader` with two workers reads what one process reads."""
     expected = sorted(summary(i) for i in build_reader(buffer_size=3).read(CORPUS))
-    loader = MultiProcessDataLoader(build_reader(buffer_size=3), str(CORPUS), batch_size=4, num_workers=2)
+    loader = MultiProcessDataLoader(
+        build_reader(buffer_size=3), str(CORPUS), batch_size=4, num_workers=2
+    )
     assert sorted(summary(i) for i in loader.iter_instances()) == expected
     assert len(expected) == 24

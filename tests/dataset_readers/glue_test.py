@@ -56,7 +56,13 @@ CASES = [
         "1",
     ),
     ("mrpc", "MRPC/test.tsv", 3, f"[CLS] {FLUTE} [SEP] a man plays the f ##lu ##te . [SEP]", None),
-    ("stsb", "STS-B/train.tsv", 10, f"[CLS] {FLUTE} [SEP] a man plays the f ##lu ##te . [SEP]", 4.8),
+    (
+        "stsb",
+        "STS-B/train.tsv",
+        10,
+        f"[CLS] {FLUTE} [SEP] a man plays the f ##lu ##te . [SEP]",
+        4.8,
+    ),
     ("stsb", "STS-B/test.tsv", 3, f"[CLS] {FLUTE} [SEP] a man plays the f ##lu ##te . [SEP]", None),
     (
         "qqp",
@@ -65,7 +71,13 @@ CASES = [
         "[CLS] what is the best phone to buy ? [SEP] which phone should i buy ? [SEP]",
         "1",
     ),
-    ("mnli", "MNLI/train.tsv", 6, f"[CLS] {FLUTE} [SEP] a man is making music . [SEP]", "entailment"),
+    (
+        "mnli",
+        "MNLI/train.tsv",
+        6,
+        f"[CLS] {FLUTE} [SEP] a man is making music . [SEP]",
+        "entailment",
+    ),
     (
         "mnli",
         "MNLI/dev_matched.tsv",
@@ -80,7 +92,13 @@ CASES = [
         "[CLS] two dogs are running in the park . [SEP] animals are outside . [SEP]",
         "entailment",
     ),
-    ("mnli", "MNLI/test_matched.tsv", 2, f"[CLS] {FLUTE} [SEP] a man is making music . [SEP]", None),
+    (
+        "mnli",
+        "MNLI/test_matched.tsv",
+        2,
+        f"[CLS] {FLUTE} [SEP] a man is making music . [SEP]",
+        None,
+    ),
     (
         "qnli",
         "QNLI/train.tsv",
@@ -164,7 +182,9 @@ def test_unknown_label_and_bad_header(tmp_path):
 
 def test_invalid_utf8_names_the_line(tmp_path):
     path = tmp_path / "bad.tsv"
-    path.write_bytes(b"index\tsentence1\tsentence2\tlabel\n0\tok\tfine\tentailment\n1\t\xff\tx\tentailment\n")
+    path.write_bytes(
+        b"index\tsentence1\tsentence2\tlabel\n0\tok\tfine\tentailment\n1\t\xff\tx\tentailment\n"
+    )
     with pytest.raises(MalformedInputError, match=r"bad.tsv:3: invalid UTF-8"):
         list(build_reader("rte").read(str(path)))
     assert len(list(build_reader("rte", lenient=True).read(str(path)))) == 1
@@ -266,15 +286,23 @@ def hub_dataset(task, path):
         columns[spec.hub_sentence2] = [row.sentence2 for row in rows]
     labelled = rows[0].label is not None
     columns["label"] = [
-        (row.label if spec.is_regression else spec.labels.index(row.label)) if labelled else -1 for row in rows
+        (row.label if spec.is_regression else spec.labels.index(row.label)) if labelled else -1
+        for row in rows
     ]
     columns["idx"] = list(range(len(rows)))
     return datasets.Dataset.from_dict(columns)
 
 
 def summaries(instances):
-    return [(texts(i), i["label"].label if "label" in i.fields and isinstance(i["label"], LabelField)
-             else (i["label"].tensor.item() if "label" in i.fields else None)) for i in instances]
+    return [
+        (
+            texts(i),
+            i["label"].label
+            if "label" in i.fields and isinstance(i["label"], LabelField)
+            else (i["label"].tensor.item() if "label" in i.fields else None),
+        )
+        for i in instances
+    ]
 
 
 @pytest.mark.parametrize("task, file", [(task, file) for task, file, *_ in CASES])
@@ -299,9 +327,12 @@ def test_a_hub_name_loads_a_split_with_load_dataset(tmp_path, monkeypatch):
     repository = tmp_path / "glue"
     for split, file in (("train", "MRPC/train.tsv"), ("validation", "MRPC/dev.tsv")):
         (repository / "mrpc").mkdir(parents=True, exist_ok=True)
-        hub_dataset("mrpc", GLUE / file).to_parquet(str(repository / f"mrpc/{split}-00000-of-00001.parquet"))
+        hub_dataset("mrpc", GLUE / file).to_parquet(
+            str(repository / f"mrpc/{split}-00000-of-00001.parquet")
+        )
     (repository / "README.md").write_text(
-        "---\nconfigs:\n- config_name: mrpc\n  data_files:\n  - split: train\n    path: mrpc/train-*\n"
+        "---\nconfigs:\n- config_name: mrpc\n  data_files:\n"
+        "  - split: train\n    path: mrpc/train-*\n"
         "  - split: validation\n    path: mrpc/validation-*\n---\n"
     )
     instances = list(build_reader("mrpc").read(f"hf:{repository}:mrpc:validation"))
@@ -319,7 +350,9 @@ def test_a_hub_name_loads_a_split_with_load_dataset(tmp_path, monkeypatch):
 def test_dataset_problems_name_the_dataset_and_row(tmp_path):
     import datasets
 
-    bad = datasets.Dataset.from_dict({"sentence1": ["a man", ""], "sentence2": ["b", "c"], "label": [1, 0], "idx": [0, 1]})
+    bad = datasets.Dataset.from_dict(
+        {"sentence1": ["a man", ""], "sentence2": ["b", "c"], "label": [1, 0], "idx": [0, 1]}
+    )
     bad.save_to_disk(str(tmp_path / "bad"))
     with pytest.raises(MalformedInputError, match=r"bad:2: empty sentence"):
         list(build_reader("rte").read(str(tmp_path / "bad")))

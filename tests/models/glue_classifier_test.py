@@ -44,9 +44,7 @@ class TestGlueClassifier(ModelTestCase):
         assert metrics["f1"] == pytest.approx(
             f1_score(gold, predicted, pos_label=positive, zero_division=0)
         )
-        assert metrics["combined_score"] == pytest.approx(
-            (metrics["accuracy"] + metrics["f1"]) / 2
-        )
+        assert metrics["combined_score"] == pytest.approx((metrics["accuracy"] + metrics["f1"]) / 2)
         assert [output["label"] for output in outputs] == [
             self.model.vocab.get_token_from_index(index, "labels") for index in predicted
         ]
@@ -67,7 +65,9 @@ class TestGlueClassifier(ModelTestCase):
             centre = vectors.mean(0)
             direction = vectors[gold == 1].mean(0) - vectors[gold == 0].mean(0)
             self.model._output_layer.weight.copy_(torch.stack([-direction, direction]))
-            self.model._output_layer.bias.copy_(torch.stack([centre @ direction, -(centre @ direction)]))
+            self.model._output_layer.bias.copy_(
+                torch.stack([centre @ direction, -(centre @ direction)])
+            )
         outputs = self.model.forward_on_instances(self.instances)
         predicted = [int(numpy.argmax(output["probs"])) for output in outputs]
         assert len(set(predicted)) == 2
@@ -113,7 +113,11 @@ class TestGlueClassifier(ModelTestCase):
             assert parameter.grad is not None and not parameter.grad.any(), name
         self.model.eval()
         assert "loss" not in self.model(**empty)  # not counted in the validation loss
-        assert self.model.get_metrics(reset=True) == {"pearson": 0.0, "spearman": 0.0, "combined_score": 0.0}
+        assert self.model.get_metrics(reset=True) == {
+            "pearson": 0.0,
+            "spearman": 0.0,
+            "combined_score": 0.0,
+        }
 
 
 def test_the_bert_pooler_head_starts_from_the_checkpoints_pooler(tiny_bert):

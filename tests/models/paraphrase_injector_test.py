@@ -55,11 +55,15 @@ class TestParaphraseInjector(ModelTestCase):
         tensors = self.tensors()
         output = self.model(**tensors)
         mask = output["phrase_mask"]
-        sentence_loss = torch.nn.functional.cross_entropy(output["sentence_logits"], tensors["label"])
+        sentence_loss = torch.nn.functional.cross_entropy(
+            output["sentence_logits"], tensors["label"]
+        )
         phrase_loss = torch.nn.functional.cross_entropy(
             output["phrase_logits"][mask], tensors["phrase_labels"][mask]
         )
-        assert output["loss"].item() == pytest.approx((sentence_loss + phrase_loss).item(), rel=1e-5)
+        assert output["loss"].item() == pytest.approx(
+            (sentence_loss + phrase_loss).item(), rel=1e-5
+        )
         assert mask.sum().item() == (tensors["phrase_labels"] >= 0).sum().item()
         metrics = self.model.get_metrics(reset=True)
         predicted = output["phrase_logits"].argmax(-1)[mask]
@@ -84,7 +88,9 @@ class TestParaphraseInjector(ModelTestCase):
         self.set_up_model(CONFIGS_ROOT / "injection/sentence_only.jsonnet", CORPUS)
         assert self.model._phrase_classifier is None
         output = self.model(**self.tensors())
-        assert "phrase_probs" not in output and set(self.model.get_metrics()) == {"sentence_accuracy"}
+        assert "phrase_probs" not in output and set(self.model.get_metrics()) == {
+            "sentence_accuracy"
+        }
         self.set_up_model(CONFIGS_ROOT / "injection/binary_pp.jsonnet", CORPUS)
         assert self.model._sentence_classifier is None
         assert self.model._phrase_classifier.out_features == 2

@@ -18,9 +18,13 @@ def test_the_pooler_is_dropped_unless_kept():
 def test_an_empty_batch_gives_empty_hidden_states():
     embedder = build()
     ids = torch.zeros(0, 7, dtype=torch.long)
-    hidden = embedder(ids, torch.ones(0, 7, dtype=torch.bool), type_ids=torch.zeros(0, 7, dtype=torch.long))
+    hidden = embedder(
+        ids, torch.ones(0, 7, dtype=torch.bool), type_ids=torch.zeros(0, 7, dtype=torch.long)
+    )
     assert hidden.shape == (0, 7, embedder.get_output_dim())
     # A real batch with segment ids still goes through AllenNLP's own handling of them.
     ids = torch.tensor([[2, 40, 3, 41, 3]])
-    hidden = embedder(ids, torch.ones(1, 5, dtype=torch.bool), type_ids=torch.tensor([[0, 0, 0, 1, 1]]))
+    hidden = embedder(
+        ids, torch.ones(1, 5, dtype=torch.bool), type_ids=torch.tensor([[0, 0, 0, 1, 1]])
+    )
     assert hidden.shape == (1, 5, embedder.get_output_dim())

@@ -24,7 +24,9 @@ def test_a_users_initializer_applies_after_the_classifier_initialisation():
     params = Params.from_file(str(CONFIGS_ROOT / "glue/rte.jsonnet"))
     vocab = Vocabulary(tokens_to_add={"labels": ["entailment", "not_entailment"]})
     model_params = params.pop("model")
-    model_params["initializer"] = {"regexes": [["_output_layer.bias", {"type": "constant", "val": 0.5}]]}
+    model_params["initializer"] = {
+        "regexes": [["_output_layer.bias", {"type": "constant", "val": 0.5}]]
+    }
     model = Model.from_params(vocab=vocab, params=model_params)
     assert torch.equal(model._output_layer.bias, torch.full((2,), 0.5))
     assert abs(model._output_layer.weight.std().item() - 0.02) < 0.01

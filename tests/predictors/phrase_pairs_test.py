@@ -54,8 +54,12 @@ def test_phrase_pair_view(injected):
     predictor._dataset_reader.apply_token_indexers(instance)
     expected = predictor._model.forward_on_instance(instance)
     paraphrase = predictor._model.vocab.get_token_index("paraphrase", "labels")
-    assert output["paraphrase_probability"] == pytest.approx(float(expected["sentence_probs"][paraphrase]))
-    assert [p["paraphrase_probability"] for p in pairs] == pytest.approx(expected["phrase_paraphrase_probs"])
+    assert output["paraphrase_probability"] == pytest.approx(
+        float(expected["sentence_probs"][paraphrase])
+    )
+    assert [p["paraphrase_probability"] for p in pairs] == pytest.approx(
+        expected["phrase_paraphrase_probs"]
+    )
     assert [p["label"] for p in pairs] == expected["phrase_labels"]
 
 
@@ -70,11 +74,16 @@ def test_inventories_are_scored_pairwise_and_batches_agree(injected):
     }
     single = predictor.predict_json(request)
     assert [p["source_span"] + p["target_span"] for p in single["phrase_pairs"]] == [
-        [0, 1, 0, 1], [0, 1, 2, 3], [2, 2, 0, 1], [2, 2, 2, 3]
+        [0, 1, 0, 1],
+        [0, 1, 2, 3],
+        [2, 2, 0, 1],
+        [2, 2, 2, 3],
     ]
     batch = predictor.predict_batch_json([request, {**request, "target_phrases": [[3, 3]]}])
     assert len(batch[1]["phrase_pairs"]) == 2
-    assert batch[0]["paraphrase_probability"] == pytest.approx(single["paraphrase_probability"], abs=1e-5)
+    assert batch[0]["paraphrase_probability"] == pytest.approx(
+        single["paraphrase_probability"], abs=1e-5
+    )
 
 
 def test_without_phrases_the_aligner_supplies_them(injected):
@@ -95,7 +104,9 @@ def test_bad_requests(injected):
     with pytest.raises(ValueError, match="phrase_pairs"):
         predictor.predict_json({"sentence1": "A b.", "sentence2": "C d.", "source_phrases": []})
     with pytest.raises(ValueError, match="outside 2 words"):
-        predictor.predict_json({"source": ["a", "b"], "target": ["c"], "phrase_pairs": [[[0, 2], [0, 0]]]})
+        predictor.predict_json(
+            {"source": ["a", "b"], "target": ["c"], "phrase_pairs": [[[0, 2], [0, 0]]]}
+        )
 
 
 def test_export_round_trip_and_glue_from_the_export(injected, tmp_path):
@@ -104,7 +115,10 @@ def test_export_round_trip_and_glue_from_the_export(injected, tmp_path):
     # Through the command line, as a user runs it (plugin found via .allennlp_plugins).
     subprocess.run(
         [sys.executable, "-m", "allennlp", "tft-export", archive, exported],
-        cwd=PROJECT_ROOT, check=True, env=dict(os.environ), capture_output=True,
+        cwd=PROJECT_ROOT,
+        check=True,
+        env=dict(os.environ),
+        capture_output=True,
     )
     assert {"config.json", "model.safetensors", "vocab.txt", "tokenizer_config.json"} <= set(
         os.listdir(exported)
@@ -161,8 +175,13 @@ def test_text_is_split_into_words_as_the_aligner_splits_it(injected):
     text = "I don't like   the U.S. plan's cost."
     words = Aligner("en_core_web_sm").parse_text([text])[0].words
     assert words == ["I", "do", "n't", "like", "the", "U.S.", "plan", "'s", "cost", "."]
-    output = predictor.predict_json({"sentence1": text, "sentence2": "A plan costs too much .",
-                                     "phrase_pairs": [[[1, 2], [2, 2]], [[5, 7], [1, 1]]]})
+    output = predictor.predict_json(
+        {
+            "sentence1": text,
+            "sentence2": "A plan costs too much .",
+            "phrase_pairs": [[[1, 2], [2, 2]], [[5, 7], [1, 1]]],
+        }
+    )
     assert [pair["source"] for pair in output["phrase_pairs"]] == ["do n't", "U.S. plan 's"]
 
 
@@ -180,9 +199,15 @@ def test_export_from_a_serialization_directory_and_from_a_weights_file(injected,
     best_epoch = json.loads(open(os.path.join(directory, "metrics.json")).read())["best_epoch"]
     from_archive = encoder_state(export_encoder(archive, str(tmp_path / "archive")))
     from_directory = encoder_state(export_encoder(directory, str(tmp_path / "directory")))
-    best = encoder_state(export_encoder(directory, str(tmp_path / "best"), weights_file=checkpoint(best_epoch)))
-    other = encoder_state(export_encoder(directory, str(tmp_path / "other"), weights_file=checkpoint(1 - best_epoch)))
+    best = encoder_state(
+        export_encoder(directory, str(tmp_path / "best"), weights_file=checkpoint(best_epoch))
+    )
+    other = encoder_state(
+        export_encoder(directory, str(tmp_path / "other"), weights_file=checkpoint(1 - best_epoch))
+    )
     for key in from_archive:
-        assert torch.equal(from_archive[key], from_directory[key]) and torch.equal(from_archive[key], best[key]), key
+        assert torch.equal(from_archive[key], from_directory[key]) and torch.equal(
+            from_archive[key], best[key]
+        ), key
     name = "encoder.layer.0.attention.self.query.weight"
     assert not torch.equal(other[name], from_archive[name])

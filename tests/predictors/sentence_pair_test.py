@@ -29,7 +29,11 @@ def archives(tmp_path_factory, tiny_bert):
 def test_pair_classification(archives):
     predictor = Predictor.from_path(archives["mrpc"])
     assert type(predictor).__name__ == "SentencePairPredictor"
-    pair = {"sentence1": "A man is playing a flute.", "sentence2": "A man plays the flute.", "id": 7}
+    pair = {
+        "sentence1": "A man is playing a flute.",
+        "sentence2": "A man plays the flute.",
+        "id": 7,
+    }
     output = predictor.predict_json(pair)
     # The input's fields come back with the model's own outputs for the same pair.
     assert {key: output[key] for key in pair} == pair

@@ -8,6 +8,7 @@ Distributed training on the CPU (two gloo workers, `"cuda_devices": [-1, -1]`):
 - on files whose instances do not split evenly between the workers (two loader workers each),
   counting the instances every worker really trained and validated on in each epoch.
 """
+
 import json
 
 import pytest
@@ -49,7 +50,10 @@ TOLERANCE = {("stsb", "validation_pearson"): 1e-3, ("stsb", "validation_combined
 
 
 def epoch_metrics(directory, epochs=3):
-    return [json.loads((directory / f"metrics_epoch_{epoch}.json").read_text()) for epoch in range(epochs)]
+    return [
+        json.loads((directory / f"metrics_epoch_{epoch}.json").read_text())
+        for epoch in range(epochs)
+    ]
 
 
 @pytest.mark.parametrize("run", list(RUNS))
@@ -82,11 +86,17 @@ def test_two_gloo_workers_train_like_one_process(run, tmp_path):
         assert distributed_metrics["training_loss"] == pytest.approx(
             single_metrics["training_loss"], rel=1e-5
         )
-        validation = [key for key in single_metrics if key.startswith("validation_") and key != "validation_loss"]
+        validation = [
+            key
+            for key in single_metrics
+            if key.startswith("validation_") and key != "validation_loss"
+        ]
         assert validation
         for key in validation:
             tolerance = TOLERANCE.get((run, key), 1e-5)
-            assert distributed_metrics[key] == pytest.approx(single_metrics[key], abs=tolerance), key
+            assert distributed_metrics[key] == pytest.approx(single_metrics[key], abs=tolerance), (
+                key
+            )
     single_weights = torch.load(tmp_path / "single/best.th", weights_only=True)
     distributed_weights = torch.load(tmp_path / "distributed/best.th", weights_only=True)
     for name, tensor in single_weights.items():
@@ -96,8 +106,10 @@ def test_two_gloo_workers_train_like_one_process(run, tmp_path):
 def instance_ids(reader_params, path):
     """What one process reads of `path`: (line, random partner or 0) per instance."""
     reader = DatasetReader.from_params(reader_params)
-    return [[i["metadata"]["line_number"], i["metadata"].metadata.get("partner_line_number", 0)]
-            for i in reader.read(str(path))]
+    return [
+        [i["metadata"]["line_number"], i["metadata"].metadata.get("partner_line_number", 0)]
+        for i in reader.read(str(path))
+    ]
 
 
 UNEVEN = {
@@ -117,9 +129,15 @@ def test_every_instance_is_trained_and_validated_once_per_epoch(case, tmp_path):
         config, data, overrides = CONFIGS_ROOT / "glue/mrpc.jsonnet", tmp_path / "data.tsv", {}
         write_mrpc(data, lines)
     else:
-        config, data, overrides = CONFIGS_ROOT / "injection/tft.jsonnet", tmp_path / "data.jsonl", INJECTION
+        config, data, overrides = (
+            CONFIGS_ROOT / "injection/tft.jsonnet",
+            tmp_path / "data.jsonl",
+            INJECTION,
+        )
         write_corpus(data, lines)
-    expected = instance_ids(Params.from_file(str(config), json.dumps(overrides))["dataset_reader"], data)
+    expected = instance_ids(
+        Params.from_file(str(config), json.dumps(overrides))["dataset_reader"], data
+    )
     # The same file for training and validation.
     paths = {"train_data_path": str(data), "validation_data_path": str(data)}
     loader = {"batch_size": 25, "num_workers": 2}
@@ -152,7 +170,9 @@ def test_every_instance_is_trained_and_validated_once_per_epoch(case, tmp_path):
             }
             # Both workers take the same number of steps, the length the loader announced.
             assert len(batches[0]) == len(batches[1]) == batches[0][0]["loader_length"]
-            seen = sorted(tuple(i) for rank in batches for batch in batches[rank] for i in batch["ids"])
+            seen = sorted(
+                tuple(i) for rank in batches for batch in batches[rank] for i in batch["ids"]
+            )
             assert seen == sorted(tuple(i) for i in expected), (epoch, training)
             padding += sum(not batch["ids"] for rank in batches for batch in batches[rank])
     # The worker with less data took empty batches (training and validation, both epochs).

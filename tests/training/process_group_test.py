@@ -16,6 +16,8 @@ print("alive before exit:", dist.is_initialized())
 
 def test_the_plugin_destroys_the_process_group_before_the_interpreter_exits(tmp_path):
     script = SCRIPT.format(store=tmp_path / "store")
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.splitlines() == ["alive before exit: True", "alive at exit: False"]

@@ -2,6 +2,7 @@
 The inputs of `allennlp tft-align`: sentence pairs from a two-column TSV, GLUE's MRPC layout or
 JSON lines, streamed with their line numbers.
 """
+
 import collections
 import itertools
 import json
@@ -27,9 +28,10 @@ def read_sentence_pairs(
 
     The layout is recognised from the first line: a JSON object (JSON lines with `sentence1`
     and `sentence2`), GLUE's MRPC header (only the pairs labelled 1, paraphrases, unless
-    `mrpc_all_pairs`; the others are counted in `counts`), or else a two-column TSV whose first line is a header only if it is
-    exactly `sentence1<TAB>sentence2`. Empty sentences, wrong column counts, invalid JSON or
-    UTF-8 and sentences over `max_sentence_chars` go to `problems`.
+    `mrpc_all_pairs`; the others are counted in `counts`), or else a two-column TSV whose
+    first line is a header only if it is exactly `sentence1<TAB>sentence2`. Empty sentences,
+    wrong column counts, invalid JSON or UTF-8 and sentences over `max_sentence_chars` go to
+    `problems`.
     """
     lines = read_lines(path, problems)
     first = next(lines, None)
@@ -70,7 +72,9 @@ def read_sentence_pairs(
             yield number, pair[0].strip(), pair[1].strip()
 
 
-def _parse(number: int, text: str, layout: str, problems: InputProblems) -> Optional[Tuple[str, ...]]:
+def _parse(
+    number: int, text: str, layout: str, problems: InputProblems
+) -> Optional[Tuple[str, ...]]:
     if layout == "jsonl":
         try:
             record = json.loads(text)
@@ -96,4 +100,3 @@ def _parse(number: int, text: str, layout: str, problems: InputProblems) -> Opti
             return None
         return fields[0], fields[3], fields[4]
     return fields[0], fields[1]
-

@@ -15,9 +15,9 @@ The rules, in order (each is tested in `tests/alignment/phrase_aligner_test.py`)
    are too frequent to be evidence, and linking them across reordered phrases would make
    correct phrase pairs inconsistent). Candidates are content-word pairs with the same
    lower-cased form or the same lemma; they are taken greedily by evidence (form before lemma),
-   then by closeness of relative position, so repeated words link in order. With a similarity matrix (contextual embeddings), content words still unlinked are
-   then linked when they are each other's most similar word and the cosine reaches
-   `similarity_threshold`.
+   then by closeness of relative position, so repeated words link in order. With a similarity
+   matrix (contextual embeddings), content words still unlinked are then linked when they are
+   each other's most similar word and the cosine reaches `similarity_threshold`.
 3. Phrase pairs. A source and a target phrase align when both are single words or both are
    multi-word phrases, at least one link lies inside the pair, and the pair is
    consistent: no word inside either phrase is linked to a word outside the other. Among the
@@ -25,12 +25,15 @@ The rules, in order (each is tested in `tests/alignment/phrase_aligner_test.py`)
    a pair is kept only when each side is among the other's closest (this chooses
    "in the park" / "through the park" over "in the park" / "the park").
 """
-from typing import Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
+
+from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 import numpy
 
 from tft_allennlp.common.aligned_corpus import PhrasePair, Span, corpus_record
 
+if TYPE_CHECKING:  # for annotations only
+    import spacy.tokens
 
 CONTENT_POS = frozenset({"NOUN", "PROPN", "VERB", "ADJ", "ADV", "NUM"})
 SUBJECTS = frozenset({"nsubj", "nsubjpass", "csubj", "csubjpass", "expl"})
@@ -46,7 +49,7 @@ class ParsedSentence(NamedTuple):
     phrases: List[Span]
 
 
-def parse_to_sentence(doc) -> ParsedSentence:
+def parse_to_sentence(doc: "spacy.tokens.Doc") -> ParsedSentence:
     """Extracts words, lemmas, coarse POS tags and syntactic phrases from a spaCy `Doc`."""
     words = [token.text for token in doc]
     pos = [token.pos_ for token in doc]
@@ -78,9 +81,7 @@ def parse_to_sentence(doc) -> ParsedSentence:
                 and any(content[span[0] : span[1] + 1])
             ):
                 phrases.add(span)
-    return ParsedSentence(
-        words, [token.lemma_.lower() for token in doc], pos, sorted(phrases)
-    )
+    return ParsedSentence(words, [token.lemma_.lower() for token in doc], pos, sorted(phrases))
 
 
 def link_words(
@@ -118,16 +119,23 @@ def link_words(
             linked_target.add(j)
     if similarity is not None:
         free_source = [
-            i for i in range(source_length) if i not in linked_source and source.pos[i] in CONTENT_POS
+            i
+            for i in range(source_length)
+            if i not in linked_source and source.pos[i] in CONTENT_POS
         ]
         free_target = [
-            j for j in range(target_length) if j not in linked_target and target.pos[j] in CONTENT_POS
+            j
+            for j in range(target_length)
+            if j not in linked_target and target.pos[j] in CONTENT_POS
         ]
         if free_source and free_target:
             block = similarity[numpy.ix_(free_source, free_target)]
             for row, i in enumerate(free_source):
                 column = int(block[row].argmax())
-                if int(block[:, column].argmax()) == row and block[row, column] >= similarity_threshold:
+                if (
+                    int(block[:, column].argmax()) == row
+                    and block[row, column] >= similarity_threshold
+                ):
                     links.add((i, free_target[column]))
     return links
 
@@ -152,9 +160,7 @@ def align_phrases(
         return True
 
     singles: List[PhrasePair] = [
-        ((i, i), (j, j))
-        for i, j in links
-        if (i, i) in source.phrases and (j, j) in target.phrases
+        ((i, i), (j, j)) for i, j in links if (i, i) in source.phrases and (j, j) in target.phrases
     ]
     multi: List[PhrasePair] = []
     source_multi = [span for span in source.phrases if span[1] > span[0]]
@@ -198,5 +204,9 @@ def align(
     """The aligned-corpus record of one pair (`tft_allennlp.common.aligned_corpus`)."""
     links = link_words(source, target, similarity, similarity_threshold)
     return corpus_record(
-        source.words, target.words, source.phrases, target.phrases, align_phrases(source, target, links)
+        source.words,
+        target.words,
+        source.phrases,
+        target.phrases,
+        align_phrases(source, target, links),
     )

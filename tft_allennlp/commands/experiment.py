@@ -3,13 +3,14 @@
 in parallel (`--jobs`) and across machines (`--shard`), and writes `runs.csv`, `results.md`
 and `scores.png` to the spec's output directory.
 """
+
 import argparse
 import collections
 import logging
 import os
 import sys
 import tempfile
-from typing import List
+from typing import Dict, List, Tuple
 
 from allennlp.commands.subcommand import Subcommand
 
@@ -37,20 +38,28 @@ class Experiment(Subcommand):
             "--report-only", action="store_true", help="write the outputs from finished runs only"
         )
         subparser.add_argument(
-            "--jobs", type=int, default=1,
-            help="runs at once, each with CPUs/N threads and, where several GPUs are visible, one GPU",
+            "--jobs",
+            type=int,
+            default=1,
+            help="runs at once, each with CPUs/N threads and, where several GPUs are visible, "
+            "one GPU",
         )
         subparser.add_argument(
-            "--shard", default="0/1", metavar="I/N",
+            "--shard",
+            default="0/1",
+            metavar="I/N",
             help="run only shard I of N (0-based), e.g. one per machine or Slurm array task, "
             "all writing to the same output directory",
         )
         subparser.add_argument(
-            "--no-wait", action="store_true",
+            "--no-wait",
+            action="store_true",
             help="leave runs that wait for another shard's injection or sweep, instead of waiting",
         )
         subparser.add_argument(
-            "--poll-seconds", type=float, default=30.0,
+            "--poll-seconds",
+            type=float,
+            default=30.0,
             help="how often to look for other shards' runs while waiting",
         )
         subparser.set_defaults(func=_experiment_from_args)
@@ -75,7 +84,13 @@ def _experiment_from_args(args: argparse.Namespace) -> None:
         sys.exit(1)
 
 
-def run_experiment(spec: ExperimentSpec, jobs=1, shard=(0, 1), wait=True, poll_seconds=30.0):
+def run_experiment(
+    spec: ExperimentSpec,
+    jobs: int = 1,
+    shard: Tuple[int, int] = (0, 1),
+    wait: bool = True,
+    poll_seconds: float = 30.0,
+) -> Dict[str, str]:
     os.makedirs(spec.output_dir, exist_ok=True)
     _write_atomically(os.path.join(spec.output_dir, "spec.json"), spec.dumps().encode())
     return ExperimentRunner(spec, jobs, shard, wait, poll_seconds).run()
@@ -91,7 +106,9 @@ def write_outputs(spec: ExperimentSpec) -> List[str]:
     if not rows:
         logger.warning("No finished runs in %s yet.", spec.output_dir)
         return []
-    paths = [os.path.join(spec.output_dir, name) for name in ("runs.csv", "results.md", "scores.png")]
+    paths = [
+        os.path.join(spec.output_dir, name) for name in ("runs.csv", "results.md", "scores.png")
+    ]
     with tempfile.TemporaryDirectory(dir=spec.output_dir) as scratch:
         drafts = [os.path.join(scratch, os.path.basename(path)) for path in paths]
         write_csv(rows, drafts[0])
@@ -99,7 +116,10 @@ def write_outputs(spec: ExperimentSpec) -> List[str]:
             handle.write(markdown_table(rows))
             sweep_rows = collect_results(spec, list(spec.sweep_runs()))
             if sweep_rows:
-                handle.write("\n" + sweep_table(sweep_rows, {task: selection_metric(task) for task in spec.tasks}))
+                handle.write(
+                    "\n"
+                    + sweep_table(sweep_rows, {task: selection_metric(task) for task in spec.tasks})
+                )
         plot(rows, drafts[2])
         for draft, path in zip(drafts, paths):
             os.replace(draft, path)

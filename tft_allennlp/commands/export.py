@@ -5,6 +5,7 @@ from the injected encoder: `TFT_MODEL=OUT_DIR allennlp train training_configs/gl
 With `--sentence-transformers` the directory also loads as `SentenceTransformer(OUT_DIR)`, with
 mean pooling.
 """
+
 import argparse
 import copy
 import gzip
@@ -18,7 +19,7 @@ from typing import Optional
 from allennlp.commands.subcommand import Subcommand
 from allennlp.common.checks import ConfigurationError
 from allennlp.data.tokenizers import PretrainedTransformerTokenizer
-from allennlp.models.archival import load_archive
+from allennlp.models.archival import Archive, load_archive
 from allennlp.modules.token_embedders import PretrainedTransformerEmbedder
 from transformers import AutoModel
 
@@ -51,11 +52,16 @@ class Export(Subcommand):
 
 
 def _export_from_args(args: argparse.Namespace) -> None:
-    export_encoder(args.archive_file, args.output_dir, args.weights_file, args.sentence_transformers)
+    export_encoder(
+        args.archive_file, args.output_dir, args.weights_file, args.sentence_transformers
+    )
 
 
 def export_encoder(
-    archive_file: str, output_dir: str, weights_file: str = None, sentence_transformers: bool = False
+    archive_file: str,
+    output_dir: str,
+    weights_file: str = None,
+    sentence_transformers: bool = False,
 ) -> str:
     """
     Saves the archive's `PretrainedTransformerEmbedder` model and its reader's tokenizer to
@@ -64,7 +70,9 @@ def export_encoder(
     """
     archive = _load(archive_file, weights_file)
     embedders = [
-        module for module in archive.model.modules() if isinstance(module, PretrainedTransformerEmbedder)
+        module
+        for module in archive.model.modules()
+        if isinstance(module, PretrainedTransformerEmbedder)
     ]
     if len(embedders) != 1:
         raise ConfigurationError(
@@ -73,7 +81,9 @@ def export_encoder(
     # The plugin's readers encode through a `PairEncoder`, which holds the tokenizer.
     tokenizer = getattr(getattr(archive.dataset_reader, "encoder", None), "tokenizer", None)
     if not isinstance(tokenizer, PretrainedTransformerTokenizer):
-        raise ConfigurationError(f"{archive_file}: the reader has no pretrained_transformer tokenizer.")
+        raise ConfigurationError(
+            f"{archive_file}: the reader has no pretrained_transformer tokenizer."
+        )
     os.makedirs(output_dir, exist_ok=True)
     transformer = embedders[0].transformer_model
     if hasattr(transformer, "pooler") and transformer.pooler is None:
@@ -83,8 +93,12 @@ def export_encoder(
         try:
             transformer.pooler = getattr(AutoModel.from_pretrained(base_name), "pooler", None)
         except OSError as error:
-            logger.warning("No pooler written: the base checkpoint %s is not at hand (%s); "
-                           "AutoModel will initialise one at random.", base_name, error)
+            logger.warning(
+                "No pooler written: the base checkpoint %s is not at hand (%s); "
+                "AutoModel will initialise one at random.",
+                base_name,
+                error,
+            )
     transformer.save_pretrained(output_dir, safe_serialization=True)
     # AllenNLP loads tokenizers with an `add_special_tokens` init argument, which
     # `save_pretrained` would try to write out as the method of that name; leave it out.
@@ -98,7 +112,7 @@ def export_encoder(
     return output_dir
 
 
-def _load(archive_file: str, weights_file: Optional[str]):
+def _load(archive_file: str, weights_file: Optional[str]) -> Archive:
     """The archive, or a `ConfigurationError` that names the file and what is wrong with it."""
     for path in (archive_file, weights_file):
         if path is not None and not os.path.exists(path):
@@ -116,7 +130,9 @@ def _load(archive_file: str, weights_file: Optional[str]):
         ) from None
 
 
-def write_sentence_transformers_files(directory: str, hidden_size: int, max_seq_length: int) -> None:
+def write_sentence_transformers_files(
+    directory: str, hidden_size: int, max_seq_length: int
+) -> None:
     """
     The files that make a Hugging Face checkpoint directory a sentence-transformers model: the
     checkpoint as its `Transformer` module, then `Pooling` with the mean of the token vectors
@@ -125,7 +141,12 @@ def write_sentence_transformers_files(directory: str, hidden_size: int, max_seq_
     """
     modules = [
         {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
-        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+        {
+            "idx": 1,
+            "name": "1",
+            "path": "1_Pooling",
+            "type": "sentence_transformers.models.Pooling",
+        },
     ]
     pooling = {
         "word_embedding_dimension": hidden_size,
@@ -141,8 +162,11 @@ def write_sentence_transformers_files(directory: str, hidden_size: int, max_seq_
         "modules.json": modules,
         "sentence_bert_config.json": {"max_seq_length": max_seq_length, "do_lower_case": False},
         os.path.join("1_Pooling", "config.json"): pooling,
-        "config_sentence_transformers.json": {"prompts": {}, "default_prompt_name": None,
-                                              "similarity_fn_name": "cosine"},
+        "config_sentence_transformers.json": {
+            "prompts": {},
+            "default_prompt_name": None,
+            "similarity_fn_name": "cosine",
+        },
     }
     for name, content in files.items():
         path = os.path.join(directory, name)

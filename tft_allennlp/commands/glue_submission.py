@@ -2,19 +2,20 @@
 `allennlp tft-glue-submission OUTPUT_DIR ARCHIVE...`: predicts the unlabelled GLUE test sets
 with trained `tft_glue_classifier` archives and writes the files the GLUE leaderboard takes.
 """
+
 import argparse
 import logging
 import os
 import zipfile
-from typing import Dict, Iterable, List, Tuple
+from typing import Any, Dict, Iterable, List, Tuple
 
 import torch
 from allennlp.commands.subcommand import Subcommand
 from allennlp.common.checks import ConfigurationError
 from allennlp.common.util import lazy_groups_of
-from allennlp.models.archival import load_archive
+from allennlp.models.archival import Archive, load_archive
 
-
+from tft_allennlp.common.glue_tasks import GlueTask
 from tft_allennlp.dataset_readers.glue_rows import HUB_PREFIX
 
 logger = logging.getLogger(__name__)
@@ -48,9 +49,12 @@ class GlueSubmission(Subcommand):
         )
         subparser = parser.add_parser(self.name, description=description, help=description)
         subparser.add_argument("output_dir", help="where the files and submission.zip go")
-        subparser.add_argument("archives", nargs="+", help="model.tar.gz of each task (the task is read from it)")
         subparser.add_argument(
-            "--glue-dir", default=os.environ.get("GLUE_DIR", "glue_data"),
+            "archives", nargs="+", help="model.tar.gz of each task (the task is read from it)"
+        )
+        subparser.add_argument(
+            "--glue-dir",
+            default=os.environ.get("GLUE_DIR", "glue_data"),
             help="the GLUE download with the test files (or hf:NAME); default $GLUE_DIR",
         )
         subparser.add_argument("--batch-size", type=int, default=64)
@@ -62,16 +66,27 @@ class GlueSubmission(Subcommand):
 def _submission_from_args(args: argparse.Namespace) -> None:
     if args.batch_size < 1:
         raise ConfigurationError("--batch-size must be at least 1.")
-    written = write_submission(args.archives, args.output_dir, args.glue_dir, args.batch_size, args.cuda_device)
-    missing = [name for files in SUBMISSION_FILES.values() for name, _, _ in files if name not in written]
+    written = write_submission(
+        args.archives, args.output_dir, args.glue_dir, args.batch_size, args.cuda_device
+    )
+    missing = [
+        name for files in SUBMISSION_FILES.values() for name, _, _ in files if name not in written
+    ]
     for name, rows in written.items():
         print(f"{name}: {rows} predictions")
     if missing:
-        print(f"Not written (no archive for the task): {', '.join(missing)}; the leaderboard needs all 11 files.")
+        print(
+            f"Not written (no archive for the task): {', '.join(missing)}; "
+            "the leaderboard needs all 11 files."
+        )
 
 
 def write_submission(
-    archives: Iterable[str], output_dir: str, glue_dir: str, batch_size: int = 64, cuda_device: int = -1
+    archives: Iterable[str],
+    output_dir: str,
+    glue_dir: str,
+    batch_size: int = 64,
+    cuda_device: int = -1,
 ) -> Dict[str, int]:
     """Writes each archive's task files and `submission.zip`; returns file name -> predictions."""
     os.makedirs(output_dir, exist_ok=True)
@@ -84,7 +99,11 @@ def write_submission(
         for name, test_file, hub_split in SUBMISSION_FILES[task.name]:
             if name in written:
                 raise ConfigurationError(f"Two archives for {name}.")
-            source = f"{glue_dir}:{hub_split}" if glue_dir.startswith(HUB_PREFIX) else os.path.join(glue_dir, test_file)
+            source = (
+                f"{glue_dir}:{hub_split}"
+                if glue_dir.startswith(HUB_PREFIX)
+                else os.path.join(glue_dir, test_file)
+            )
             predictions = predict(archive, source, batch_size)
             with open(os.path.join(output_dir, name), "w", encoding="utf-8") as out:
                 out.write("index\tprediction\n")
@@ -92,13 +111,15 @@ def write_submission(
                     out.write(f"{index}\t{prediction}\n")
             written[name] = len(predictions)
             logger.info("%s: %d predictions of %s", name, len(predictions), source)
-    with zipfile.ZipFile(os.path.join(output_dir, "submission.zip"), "w", zipfile.ZIP_DEFLATED) as bundle:
+    with zipfile.ZipFile(
+        os.path.join(output_dir, "submission.zip"), "w", zipfile.ZIP_DEFLATED
+    ) as bundle:
         for name in written:
             bundle.write(os.path.join(output_dir, name), name)
     return written
 
 
-def predict(archive, source: str, batch_size: int) -> List[Tuple[str, str]]:
+def predict(archive: Archive, source: str, batch_size: int) -> List[Tuple[str, str]]:
     """(example index, prediction) for every row of `source`, in its order."""
     reader, model = archive.validation_dataset_reader, archive.model
     task = model._task
@@ -112,7 +133,7 @@ def predict(archive, source: str, batch_size: int) -> List[Tuple[str, str]]:
     return predictions
 
 
-def _prediction(task, output) -> str:
+def _prediction(task: GlueTask, output: Dict[str, Any]) -> str:
     """The label string (GLUE's own labels) or, for STS-B, the score clipped to [0, 5]."""
     if task.is_regression:
         low, high = task.score_range

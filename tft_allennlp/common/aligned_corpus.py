@@ -16,6 +16,7 @@ The aligned paraphrase corpus: one JSON object per line, written by `allennlp tf
   when missing.
 - Other keys (the aligner writes the input's `line`) are ignored.
 """
+
 import json
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
@@ -84,8 +85,10 @@ def validate_record(number: int, record: Any) -> AlignedPair:
     words: Dict[str, List[str]] = {}
     for side in ("source", "target"):
         value = record.get(side)
-        if not isinstance(value, list) or not value or not all(
-            isinstance(word, str) and word.strip() for word in value
+        if (
+            not isinstance(value, list)
+            or not value
+            or not all(isinstance(word, str) and word.strip() for word in value)
         ):
             raise ValueError(f"malformed record: {side!r} must be a non-empty list of words")
         words[side] = value

@@ -7,6 +7,7 @@ Columns are found by header name, so a task's train, dev and (unlabelled) test f
 one entry even though their columns differ. CoLA's train and dev files are the only ones
 without a header; `headerless_columns` names their columns.
 """
+
 from dataclasses import dataclass
 from typing import Dict, Optional, Tuple
 
@@ -67,22 +68,47 @@ GLUE_TASKS: Dict[str, GlueTask] = {
     task.name: task
     for task in [
         GlueTask(
-            "cola", "CoLA", "sentence", None, "label", _BINARY, ("mcc",),
+            "cola",
+            "CoLA",
+            "sentence",
+            None,
+            "label",
+            _BINARY,
+            ("mcc",),
             headerless_columns=("source", "label", "author_label", "sentence"),
         ),
         GlueTask("sst2", "SST-2", "sentence", None, "label", _BINARY, ("accuracy",)),
         GlueTask(
-            "mrpc", "MRPC", "#1 String", "#2 String", "Quality", _BINARY, ("accuracy", "f1"),
-            positive_label="1", hub_columns=("sentence1", "sentence2"),
+            "mrpc",
+            "MRPC",
+            "#1 String",
+            "#2 String",
+            "Quality",
+            _BINARY,
+            ("accuracy", "f1"),
+            positive_label="1",
+            hub_columns=("sentence1", "sentence2"),
         ),
         GlueTask("stsb", "STS-B", "sentence1", "sentence2", "score", (), ("pearson", "spearman")),
         GlueTask(
-            "qqp", "QQP", "question1", "question2", "is_duplicate", _BINARY, ("accuracy", "f1"),
-            positive_label="1", index="id",
+            "qqp",
+            "QQP",
+            "question1",
+            "question2",
+            "is_duplicate",
+            _BINARY,
+            ("accuracy", "f1"),
+            positive_label="1",
+            index="id",
         ),
         GlueTask(
-            "mnli", "MNLI", "sentence1", "sentence2", "gold_label",
-            ("entailment", "neutral", "contradiction"), ("accuracy",),
+            "mnli",
+            "MNLI",
+            "sentence1",
+            "sentence2",
+            "gold_label",
+            ("entailment", "neutral", "contradiction"),
+            ("accuracy",),
             hub_columns=("premise", "hypothesis"),
         ),
         GlueTask("qnli", "QNLI", "question", "sentence", "label", _ENTAILMENT, ("accuracy",)),

@@ -5,6 +5,7 @@ Bad input either stops the read with a `MalformedInputError` naming `file:line`,
 user asked for lenient reading, is skipped and counted so that the total can be logged at the
 end. Nothing is dropped without a trace.
 """
+
 import collections
 import logging
 from typing import Iterator, Optional, Tuple

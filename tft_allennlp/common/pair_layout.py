@@ -9,6 +9,7 @@ AllenNLP's `intra_word_tokenize_sentence_pair` is not used for word-split pairs:
 word by word (RoBERTa's words then lose the space before them) and cannot truncate; the fast
 tokenizer's `word_ids` give the same map in one call.
 """
+
 import dataclasses
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 

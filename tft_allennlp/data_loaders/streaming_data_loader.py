@@ -192,7 +192,10 @@ class StreamingDataLoader(MultiProcessDataLoader):
             # longest field of any kind).
             texts = [name for name, field in pool[0].fields.items() if isinstance(field, TextField)]
             self.sorting_keys = [
-                max(texts or pool[0].fields, key=lambda name: max(len(i.fields[name]) for i in pool[:10]))
+                max(
+                    texts or pool[0].fields,
+                    key=lambda name: max(len(i.fields[name]) for i in pool[:10]),
+                )
             ]
         keys = self.sorting_keys
 
@@ -217,7 +220,9 @@ class StreamingDataLoader(MultiProcessDataLoader):
             if batch is not None and template is None:
                 template = empty_batch(batch)
             # Shape: (2,): workers with a batch for this step, workers with a template.
-            status = torch.tensor([int(batch is not None), int(template is not None)], device=device)
+            status = torch.tensor(
+                [int(batch is not None), int(template is not None)], device=device
+            )
             dist.all_reduce(status)
             if int(status[0]) == 0:
                 break

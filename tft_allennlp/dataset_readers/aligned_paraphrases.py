@@ -1,7 +1,7 @@
 import collections
 import logging
 import random
-from typing import Any, Dict, Iterable, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from allennlp.common.checks import ConfigurationError
 from allennlp.common.file_utils import cached_path
@@ -165,7 +165,7 @@ class AlignedParaphrasesReader(DatasetReader):
         problems: InputProblems,
         rank: Optional[int] = None,
         world_size: Optional[int] = None,
-    ):
+    ) -> Iterator[Tuple[AlignedPair, List[AlignedPair]]]:
         """
         `(pair, random partners)` for the valid lines of `block` that `rank` reads (this
         process's rank by default). Every line of the block is parsed, since partners come from
@@ -174,8 +174,8 @@ class AlignedParaphrasesReader(DatasetReader):
         """
         if rank is None:
             distributed = self.get_distributed_info()
-            rank, world_size = (0, 1) if distributed is None else (
-                distributed.global_rank, distributed.world_size
+            rank, world_size = (
+                (0, 1) if distributed is None else (distributed.global_rank, distributed.world_size)
             )
         owned = own_lines(block, rank, world_size or 1)
         silent = InputProblems(problems.source, lenient=True)
@@ -332,6 +332,6 @@ class AlignedParaphrasesReader(DatasetReader):
         instance["tokens"].token_indexers = self._token_indexers  # type: ignore
 
 
-def _mapped(spans: Iterable[Span], to_pieces) -> List[Span]:
+def _mapped(spans: Iterable[Span], to_pieces: Callable[[Span], Optional[Span]]) -> List[Span]:
     """The spans that map to wordpieces in a layout."""
     return [span for span in spans if to_pieces(span) is not None]

@@ -8,6 +8,7 @@ workers of each rank. Each worker sees every line of its blocks (a reader draws 
 from the whole block) but builds instances only for its own lines, so what is read does not
 depend on the number of ranks or workers.
 """
+
 import random
 from typing import Iterator, List, NamedTuple, Tuple
 

@@ -185,4 +185,3 @@ class GlueTsvReader(DatasetReader):
 
     def apply_token_indexers(self, instance: Instance) -> None:
         instance["tokens"].token_indexers = self._token_indexers  # type: ignore
-

@@ -11,16 +11,20 @@ Either way a row becomes the same `GlueRow`, so both give the same instances. A 
 (missing text, unknown or out-of-range label) goes to the reader's `InputProblems`: an error
 naming the file (or dataset) and its line (or 1-based row), or a counted skip.
 """
+
 import itertools
 import math
 import os
-from typing import Any, Iterator, NamedTuple, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Iterator, NamedTuple, Optional, Tuple, Union
 
 from allennlp.common.checks import ConfigurationError
 from allennlp.common.file_utils import cached_path
 
 from tft_allennlp.common.glue_tasks import GlueTask
 from tft_allennlp.common.input_problems import InputProblems, read_lines
+
+if TYPE_CHECKING:  # for annotations only
+    import datasets
 
 HUB_PREFIX = "hf:"
 
@@ -115,12 +119,12 @@ def dataset_rows(file_path: str, task: GlueTask, problems: InputProblems) -> Ite
             yield row
 
 
-def load_split(file_path: str):
+def load_split(file_path: str) -> "datasets.Dataset":
     """One split of a Hugging Face dataset (see the module's docstring for the forms)."""
     import datasets
 
     if file_path.startswith(HUB_PREFIX):
-        parts = file_path[len(HUB_PREFIX):].split(":")
+        parts = file_path[len(HUB_PREFIX) :].split(":")
         if len(parts) not in (2, 3) or not all(parts):
             raise ConfigurationError(f"{file_path}: expected hf:NAME[:CONFIG]:SPLIT")
         return datasets.load_dataset(parts[0], *parts[1:-1], split=parts[-1])
@@ -131,7 +135,8 @@ def load_split(file_path: str):
     loaded = datasets.load_from_disk(file_path)
     if isinstance(loaded, datasets.DatasetDict):
         raise ConfigurationError(
-            f"{file_path} holds the splits {list(loaded)}: name one, e.g. {os.path.join(file_path, next(iter(loaded)))}"
+            f"{file_path} holds the splits {list(loaded)}: name one, e.g. "
+            f"{os.path.join(file_path, next(iter(loaded)))}"
         )
     return loaded
 
@@ -153,10 +158,14 @@ def _row(
     parsed = None if label is None else _label(task, label, number, problems)
     if label is not None and parsed is None:
         return None
-    return GlueRow(number, sentence1.strip(), sentence2.strip() if task.is_pair else None, parsed, index)
+    return GlueRow(
+        number, sentence1.strip(), sentence2.strip() if task.is_pair else None, parsed, index
+    )
 
 
-def _label(task: GlueTask, value: Any, number: int, problems: InputProblems) -> Optional[Union[str, float]]:
+def _label(
+    task: GlueTask, value: Any, number: int, problems: InputProblems
+) -> Optional[Union[str, float]]:
     """
     A TSV label string, or a dataset's integer class or float score, as the task's label; None
     after reporting a bad one.
@@ -171,12 +180,16 @@ def _label(task: GlueTask, value: Any, number: int, problems: InputProblems) -> 
             return None
         low, high = task.score_range
         if not math.isfinite(score) or not low <= score <= high:
-            problems.reject(number, f"unknown label: score {value!r} is outside [{low:g}, {high:g}]")
+            problems.reject(
+                number, f"unknown label: score {value!r} is outside [{low:g}, {high:g}]"
+            )
             return None
         return score
     if isinstance(value, int):
         if not 0 <= value < len(task.labels):
-            problems.reject(number, f"unknown label: class {value} (expected 0 to {len(task.labels) - 1})")
+            problems.reject(
+                number, f"unknown label: class {value} (expected 0 to {len(task.labels) - 1})"
+            )
             return None
         return task.labels[value]
     if value not in task.labels:

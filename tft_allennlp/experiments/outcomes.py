@@ -3,13 +3,20 @@ What the finished runs of an experiment say, read from their directories: whethe
 finished, its dev metrics, which candidate recipe the sweep chose, and one row per finished run
 for the report. Everything here reads the disk; the spec itself never does.
 """
+
 import json
 import math
 import os
 import statistics
 from typing import Any, Dict, List, Optional, Union
 
-from tft_allennlp.experiments.spec import ExperimentSpec, GlueRun, InjectionRun, TunedKey, selection_metric
+from tft_allennlp.experiments.spec import (
+    ExperimentSpec,
+    GlueRun,
+    InjectionRun,
+    TunedKey,
+    selection_metric,
+)
 
 Run = Union[InjectionRun, GlueRun]
 
@@ -18,7 +25,9 @@ def is_finished(run: Run) -> bool:
     """A run is finished when it wrote `metrics.json` (and an injection, its exported encoder)."""
     if not os.path.exists(os.path.join(run.directory, "metrics.json")):
         return False
-    return not isinstance(run, InjectionRun) or os.path.exists(os.path.join(run.encoder, "config.json"))
+    return not isinstance(run, InjectionRun) or os.path.exists(
+        os.path.join(run.encoder, "config.json")
+    )
 
 
 def read_metrics(directory: str, metric_epoch: str) -> Optional[Dict[str, float]]:
@@ -33,7 +42,7 @@ def read_metrics(directory: str, metric_epoch: str) -> Optional[Dict[str, float]
         metrics = json.load(handle)
     prefix = "validation_" if metric_epoch == "last" else "best_validation_"
     return {
-        key[len(prefix):]: value
+        key[len(prefix) :]: value
         for key, value in metrics.items()
         if key.startswith(prefix) and key != prefix + "loss"
     }
@@ -52,7 +61,9 @@ def tuned_choice(spec: ExperimentSpec, key: TunedKey) -> Optional[str]:
         scores.setdefault(run.candidate, []).append(metrics[selection_metric(run.task)])
     means = {candidate: statistics.mean(values) for candidate, values in scores.items()}
     # A correlation is NaN when a run predicts a constant: such a recipe ranks last.
-    return max(means, key=lambda candidate: -math.inf if math.isnan(means[candidate]) else means[candidate])
+    return max(
+        means, key=lambda candidate: -math.inf if math.isnan(means[candidate]) else means[candidate]
+    )
 
 
 def tuned_choices(spec: ExperimentSpec) -> Dict[TunedKey, str]:
@@ -61,7 +72,9 @@ def tuned_choices(spec: ExperimentSpec) -> Dict[TunedKey, str]:
     return {key: choice for key, choice in choices.items() if choice is not None}
 
 
-def collect_results(spec: ExperimentSpec, runs: Optional[List[GlueRun]] = None) -> List[Dict[str, Any]]:
+def collect_results(
+    spec: ExperimentSpec, runs: Optional[List[GlueRun]] = None
+) -> List[Dict[str, Any]]:
     """
     One row per finished GLUE run (of the reported grid, or of `runs`): its coordinates, the
     candidate recipe it ran with and its dev metrics.
@@ -72,8 +85,14 @@ def collect_results(spec: ExperimentSpec, runs: Optional[List[GlueRun]] = None) 
         if metrics is None:
             continue
         row: Dict[str, Any] = {
-            "base": run.base, "variant": run.variant, "recipe": run.recipe, "candidate": run.candidate,
-            "task": run.task, "train_size": run.size_name, "seed": run.seed, **metrics,
+            "base": run.base,
+            "variant": run.variant,
+            "recipe": run.recipe,
+            "candidate": run.candidate,
+            "task": run.task,
+            "train_size": run.size_name,
+            "seed": run.seed,
+            **metrics,
         }
         row["directory"] = os.path.relpath(run.directory, spec.output_dir)
         rows.append(row)

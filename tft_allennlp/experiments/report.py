@@ -4,6 +4,7 @@ markdown table in the paper's layout (mean +- std over seeds, gain over the base
 injection, best of each column in bold), the recipe sweep's table and PNG plots of score vs
 training size.
 """
+
 import csv
 import os
 import statistics
@@ -11,7 +12,13 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 from tft_allennlp.common.glue_tasks import GLUE_TASKS
 
-METRIC_NAMES = {"accuracy": "Acc", "f1": "F1", "pearson": "Pearson", "spearman": "Spearman", "mcc": "MCC"}
+METRIC_NAMES = {
+    "accuracy": "Acc",
+    "f1": "F1",
+    "pearson": "Pearson",
+    "spearman": "Spearman",
+    "mcc": "MCC",
+}
 KEYS = ("base", "variant", "recipe", "task", "train_size")
 
 
@@ -59,10 +66,17 @@ def markdown_table(rows: List[Dict[str, Any]]) -> str:
     sections = []
     for base in dict.fromkeys(row["base"] for row in rows):
         for recipe in dict.fromkeys(row["recipe"] for row in rows):
-            header = "| train size | variant | " + " | ".join(
-                f"{task.upper()} {METRIC_NAMES[metric]}" for task, metric in columns
-            ) + " |"
-            lines = [f"### {base}, recipe `{recipe}`", "", header, "|" + "---|" * (len(columns) + 2)]
+            header = (
+                "| train size | variant | "
+                + " | ".join(f"{task.upper()} {METRIC_NAMES[metric]}" for task, metric in columns)
+                + " |"
+            )
+            lines = [
+                f"### {base}, recipe `{recipe}`",
+                "",
+                header,
+                "|" + "---|" * (len(columns) + 2),
+            ]
             for size in sizes:
                 best = {}
                 for column in columns:
@@ -91,15 +105,21 @@ def markdown_table(rows: List[Dict[str, Any]]) -> str:
                             cell = f"**{cell}**"
                         cells.append(cell)
                     lines.append(f"| {size} | {variant} | " + " | ".join(cells) + " |")
-            lines += ["", f"Dev scores (%), mean ± std over seeds {seeds} ([n=k]: over the k of them that "
-                          "finished); (+x): gain over `none`, the same base fine-tuned without "
-                          "injection; best of each size in bold."]
+            lines += [
+                "",
+                f"Dev scores (%), mean ± std over seeds {seeds} ([n=k]: over the k of them that "
+                "finished); (+x): gain over `none`, the same base fine-tuned without "
+                "injection; best of each size in bold.",
+            ]
             chosen = {
                 f"{row['task'].upper()} n={row['train_size']}: `{row['candidate']}`": None
-                for row in rows if (row["base"], row["recipe"]) == (base, recipe) and row["candidate"] != recipe
+                for row in rows
+                if (row["base"], row["recipe"]) == (base, recipe) and row["candidate"] != recipe
             }
             if chosen:
-                lines.append("Recipe chosen by the sweep on the base model: " + "; ".join(chosen) + ".")
+                lines.append(
+                    "Recipe chosen by the sweep on the base model: " + "; ".join(chosen) + "."
+                )
             sections.append("\n".join(lines))
     return "\n\n".join(sections) + "\n"
 
@@ -116,14 +136,27 @@ def sweep_table(rows: List[Dict[str, Any]], selection: Dict[str, str]) -> str:
     for row in rows:
         key = (row["candidate"], row["base"], row["task"], row["train_size"])
         scores.setdefault(key, []).append(100 * row[selection[row["task"]]])
-    header = "| recipe | " + " | ".join(
-        f"{base} {task.upper()} n={size} {METRIC_NAMES.get(selection[task], 'combined')}"
-        for base, task, size in columns
-    ) + " |"
-    lines = ["### Recipe sweep (base models without injection)", "", header, "|" + "---|" * (len(columns) + 1)]
+    header = (
+        "| recipe | "
+        + " | ".join(
+            f"{base} {task.upper()} n={size} {METRIC_NAMES.get(selection[task], 'combined')}"
+            for base, task, size in columns
+        )
+        + " |"
+    )
+    lines = [
+        "### Recipe sweep (base models without injection)",
+        "",
+        header,
+        "|" + "---|" * (len(columns) + 1),
+    ]
     best = {
         column: max(
-            (statistics.mean(scores[(candidate, *column)]) for candidate in candidates if (candidate, *column) in scores),
+            (
+                statistics.mean(scores[(candidate, *column)])
+                for candidate in candidates
+                if (candidate, *column) in scores
+            ),
         )
         for column in columns
     }
@@ -132,10 +165,16 @@ def sweep_table(rows: List[Dict[str, Any]], selection: Dict[str, str]) -> str:
         for column in columns:
             values = scores.get((candidate, *column))
             cell = "" if not values else f"{statistics.mean(values):.1f}"
-            cells.append(f"**{cell}**" if values and statistics.mean(values) == best[column] else cell)
+            cells.append(
+                f"**{cell}**" if values and statistics.mean(values) == best[column] else cell
+            )
         lines.append(f"| `{candidate}` | " + " | ".join(cells) + " |")
     seeds = sorted({row["seed"] for row in rows})
-    lines += ["", f"Dev score (%) that selects the recipe, mean over seeds {seeds}; the tuned recipe in bold."]
+    lines += [
+        "",
+        f"Dev score (%) that selects the recipe, mean over seeds {seeds}; "
+        "the tuned recipe in bold.",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -180,13 +219,20 @@ def plot(rows: List[Dict[str, Any]], path: str) -> None:
                     axis.errorbar(xs, means, yerr=stds, marker="o", capsize=4, label=label)
                     for x, mean, count in zip(xs, means, counts):
                         if count < len(seeds):  # as the table's [n=k]: fewer seeds finished
-                            axis.annotate(f"n={count}", (x, mean), xytext=(4, -10),
-                                          textcoords="offset points", fontsize=7)
+                            axis.annotate(
+                                f"n={count}",
+                                (x, mean),
+                                xytext=(4, -10),
+                                textcoords="offset points",
+                                fontsize=7,
+                            )
             axis.set_xticks(range(len(sizes)), sizes)
             axis.set_xlim(-0.5, len(sizes) - 0.5)
             axis.set_xlabel("training examples")
             axis.set_ylabel(f"dev {METRIC_NAMES[metric]} (%)")
-            candidates = sorted({row["candidate"] for row in rows if (row["recipe"], row["task"]) == (recipe, task)})
+            candidates = sorted(
+                {row["candidate"] for row in rows if (row["recipe"], row["task"]) == (recipe, task)}
+            )
             chosen = f" = {', '.join(candidates)}" if candidates != [recipe] else ""
             axis.set_title(f"{task.upper()}, recipe {recipe}{chosen}")
             axis.grid(alpha=0.3)

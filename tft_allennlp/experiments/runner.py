@@ -26,6 +26,7 @@ Parallel and distributed execution:
 Every attempt is appended to `attempts.jsonl` in the output directory (directory, host, pid,
 start and end times, outcome).
 """
+
 import concurrent.futures
 import glob
 import json
@@ -40,7 +41,13 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from tft_allennlp.commands.export import export_encoder
 from tft_allennlp.experiments.outcomes import Run, is_finished, tuned_choice
-from tft_allennlp.experiments.spec import ExperimentSpec, GlueRun, InjectionRun, size_name
+from tft_allennlp.experiments.spec import (
+    ExperimentSpec,
+    GlueRun,
+    InjectionRun,
+    TunedKey,
+    size_name,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -52,7 +59,9 @@ def seed_overrides(seed: int) -> Dict[str, int]:
     return {"random_seed": seed, "numpy_seed": seed, "pytorch_seed": seed}
 
 
-def allennlp_train(config: str, directory: str, overrides: Dict[str, Any], environment: Dict[str, str]) -> bool:
+def allennlp_train(
+    config: str, directory: str, overrides: Dict[str, Any], environment: Dict[str, str]
+) -> bool:
     """
     `allennlp train CONFIG -s DIRECTORY -f -o OVERRIDES` in a child process, its output in
     `DIRECTORY.log` while it runs and moved to `DIRECTORY/train.log` after; True on success.
@@ -60,7 +69,13 @@ def allennlp_train(config: str, directory: str, overrides: Dict[str, Any], envir
     log_path = directory.rstrip("/") + ".log"
     os.makedirs(os.path.dirname(log_path), exist_ok=True)
     command = [sys.executable, "-m", "allennlp", "train", config, "-s", directory, "-f"]
-    command += ["--file-friendly-logging", "-o", json.dumps(overrides), "--include-package", "tft_allennlp"]
+    command += [
+        "--file-friendly-logging",
+        "-o",
+        json.dumps(overrides),
+        "--include-package",
+        "tft_allennlp",
+    ]
     with open(log_path, "w") as log:
         returncode = subprocess.run(
             command, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **environment}
@@ -183,7 +198,9 @@ class ExperimentRunner:
             while True:
                 # run directory -> what it waits for (a run of another process)
                 waiting: Dict[str, str] = {}
-                free_slots = sorted(set(range(self.jobs)) - {slot for _, slot, _ in running.values()})
+                free_slots = sorted(
+                    set(range(self.jobs)) - {slot for _, slot, _ in running.values()}
+                )
                 busy = {run.directory for run, _, _ in running.values()}
                 for run, blocker in self._plan():
                     if run.directory in self.statuses or run.directory in busy:
@@ -219,14 +236,19 @@ class ExperimentRunner:
                     if not self.wait:
                         for directory in waiting:
                             self.statuses[directory] = "waiting"
-                        logger.warning("Left %d runs that wait for other processes' runs: %s",
-                                       len(waiting), described)
+                        logger.warning(
+                            "Left %d runs that wait for other processes' runs: %s",
+                            len(waiting),
+                            described,
+                        )
                         break
                     logger.info("Waiting for other processes' runs: %s", described)
                     time.sleep(self.poll_seconds)
                     continue
                 done, _ = concurrent.futures.wait(
-                    running, timeout=self.poll_seconds, return_when=concurrent.futures.FIRST_COMPLETED
+                    running,
+                    timeout=self.poll_seconds,
+                    return_when=concurrent.futures.FIRST_COMPLETED,
                 )
                 for future in done:
                     run, _, lock = running.pop(future)
@@ -287,12 +309,21 @@ class ExperimentRunner:
     def _fail(self, run: Run, reason: str) -> None:
         self.statuses[run.directory] = "failed"
         if isinstance(run, _TunedPlaceholder):
-            logger.error("%s: the recipe sweep did not finish (%s), so its tuned runs were not started.",
-                         run.directory, reason)
+            logger.error(
+                "%s: the recipe sweep did not finish (%s), so its tuned runs were not started.",
+                run.directory,
+                reason,
+            )
             return
         # A run that failed before allennlp created its directory keeps the log beside it.
-        logs = [path for path in (os.path.join(run.directory, LOG), run.directory + ".log") if os.path.exists(path)]
-        logger.error("Failed: %s (%s%s)", run.directory, reason, f"; log: {logs[0]}" if logs else "")
+        logs = [
+            path
+            for path in (os.path.join(run.directory, LOG), run.directory + ".log")
+            if os.path.exists(path)
+        ]
+        logger.error(
+            "Failed: %s (%s%s)", run.directory, reason, f"; log: {logs[0]}" if logs else ""
+        )
         os.makedirs(os.path.dirname(run.directory), exist_ok=True)
         with open(run.directory + ".failed", "w") as marker:
             json.dump({"reason": reason, "log": logs[0] if logs else None}, marker)
@@ -331,7 +362,11 @@ class ExperimentRunner:
         spec = self.spec
         base_model = spec.base_models[run.base]
         if isinstance(run, InjectionRun):
-            environment = {**environment, "TFT_MODEL": base_model, "TFT_PARAPHRASE_CORPUS": spec.paraphrase_corpus}
+            environment = {
+                **environment,
+                "TFT_MODEL": base_model,
+                "TFT_PARAPHRASE_CORPUS": spec.paraphrase_corpus,
+            }
             overrides = {**seed_overrides(spec.injection_seed), **spec.injection_overrides}
             if not allennlp_train(run.config, run.directory, overrides, environment):
                 return False
@@ -350,8 +385,11 @@ class ExperimentRunner:
         """Appends the attempt to the experiment's `attempts.jsonl` (one short line)."""
         record = {
             "directory": os.path.relpath(run.directory, self.spec.output_dir),
-            "host": socket.gethostname(), "pid": os.getpid(), "shard": "/".join(map(str, self.shard)),
-            "started": round(started, 1), "ended": round(time.time(), 1),
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+            "shard": "/".join(map(str, self.shard)),
+            "started": round(started, 1),
+            "ended": round(time.time(), 1),
             "outcome": "done" if succeeded else "failed",
         }
         with open(os.path.join(self.spec.output_dir, ATTEMPTS), "a") as out:
@@ -367,7 +405,7 @@ def _failed_since(run: Run, since: float) -> bool:
 class _TunedPlaceholder:
     """Stands for the tuned runs of one (base, task, size) until their sweep has finished."""
 
-    def __init__(self, key, sweep_directory: str) -> None:
+    def __init__(self, key: TunedKey, sweep_directory: str) -> None:
         base, task, size = key
         self.directory = f"tuned:{base}/{task}/n{size_name(size)}"
         self.sweep_directory = sweep_directory

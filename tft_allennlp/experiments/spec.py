@@ -11,6 +11,7 @@ training size, and every variant of the base is then fine-tuned with it unchange
 The spec only describes: it never reads the disk. Which candidate the sweep chose is found from
 the finished runs (`outcomes.tuned_choices`) and handed to `glue_runs`.
 """
+
 import itertools
 import json
 import os
@@ -24,7 +25,9 @@ from tft_allennlp.common.glue_tasks import get_glue_task
 
 # The configs ship inside the package (the repository's top-level `training_configs` is a link
 # to them), so an installed wheel finds them too.
-CONFIGS_ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "training_configs")
+CONFIGS_ROOT = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "training_configs"
+)
 
 # Injection variants: the paper's names (Tables 3-5) -> config in training_configs/injection/;
 # "none" fine-tunes the base checkpoint itself.
@@ -46,16 +49,19 @@ TunedKey = Tuple[str, str, Optional[int]]
 
 
 def size_name(train_size: Optional[int]) -> str:
-    """"all" for the whole training file, else the number of examples."""
+    """ "all" for the whole training file, else the number of examples."""
     return "all" if train_size is None else str(train_size)
 
 
 def sweep_point_name(point: Dict[str, Any]) -> str:
     """`{"trainer.optimizer.lr": 1e-4, "trainer.num_epochs": 2}` -> `lr0.0001_epochs2`."""
+
     def text(value: Any) -> str:
         return f"{value:g}" if isinstance(value, (int, float)) else str(value)
 
-    return "_".join(f"{key.split('.')[-1].replace('num_', '')}{text(value)}" for key, value in point.items())
+    return "_".join(
+        f"{key.split('.')[-1].replace('num_', '')}{text(value)}" for key, value in point.items()
+    )
 
 
 def selection_metric(task: str) -> str:
@@ -180,7 +186,9 @@ class ExperimentSpec:
         if self.metric_epoch not in ("last", "best"):
             raise ConfigurationError("metric_epoch is 'last' or 'best'.")
         if not self.base_models or not self.seeds or not self.recipes or not self.train_sizes:
-            raise ConfigurationError("base_models, seeds, recipes and train_sizes must not be empty.")
+            raise ConfigurationError(
+                "base_models, seeds, recipes and train_sizes must not be empty."
+            )
         if any(not isinstance(values, list) or not values for values in self.sweep.values()):
             raise ConfigurationError("Every sweep key needs a non-empty list of values.")
         clashes = set(self.recipes) & ({TUNED} | set(self.sweep_points()))
@@ -206,21 +214,43 @@ class ExperimentSpec:
                 yield self._injection(base, variant)
 
     def _injection(self, base: str, variant: str) -> InjectionRun:
-        return InjectionRun(base, variant, os.path.join(self.output_dir, "injection", base, variant))
+        return InjectionRun(
+            base, variant, os.path.join(self.output_dir, "injection", base, variant)
+        )
 
     def sweep_points(self) -> Dict[str, Dict[str, Any]]:
         """The sweep's combinations by name, e.g. `lr0.0001_epochs2`."""
         keys = list(self.sweep)
-        points = [dict(zip(keys, values)) for values in itertools.product(*self.sweep.values())] if keys else []
+        points = (
+            [dict(zip(keys, values)) for values in itertools.product(*self.sweep.values())]
+            if keys
+            else []
+        )
         return {sweep_point_name(point): point for point in points}
 
     def candidates(self) -> Dict[str, Dict[str, Any]]:
         """Every recipe a run can use: the fixed ones, then the sweep's points."""
         return {**self.recipes, **self.sweep_points()}
 
-    def _run(self, base, variant, recipe, candidate, task, size, seed) -> GlueRun:
+    def _run(
+        self,
+        base: str,
+        variant: str,
+        recipe: str,
+        candidate: str,
+        task: str,
+        size: Optional[int],
+        seed: int,
+    ) -> GlueRun:
         directory = os.path.join(
-            self.output_dir, "glue", base, variant, candidate, task, f"n{size_name(size)}", f"seed{seed}"
+            self.output_dir,
+            "glue",
+            base,
+            variant,
+            candidate,
+            task,
+            f"n{size_name(size)}",
+            f"seed{seed}",
         )
         return GlueRun(base, variant, recipe, candidate, task, size, seed, directory)
 
@@ -228,7 +258,9 @@ class ExperimentSpec:
         """The base models without injection under every candidate recipe (none without a sweep)."""
         if not self.sweep:
             return
-        grid = itertools.product(self.sweep_seeds, self.tasks, self.train_sizes, self.base_models, self.candidates())
+        grid = itertools.product(
+            self.sweep_seeds, self.tasks, self.train_sizes, self.base_models, self.candidates()
+        )
         for seed, task, size, base, candidate in grid:
             yield self._run(base, "none", candidate, candidate, task, size, seed)
 
@@ -246,7 +278,9 @@ class ExperimentSpec:
         """
         choices = choices or {}
         recipes = ([TUNED] if self.sweep else []) + list(self.recipes)
-        grid = itertools.product(recipes, self.seeds, self.tasks, self.train_sizes, self.base_models, self.variants)
+        grid = itertools.product(
+            recipes, self.seeds, self.tasks, self.train_sizes, self.base_models, self.variants
+        )
         for recipe, seed, task, size, base, variant in grid:
             candidate = choices.get((base, task, size)) if recipe == TUNED else recipe
             if candidate is not None:

@@ -40,8 +40,9 @@ class GlueClassifier(Model):
         positive class for F1.
     seq2vec_encoder : `Seq2VecEncoder`, optional (default = `cls_pooler`)
         How the sequence becomes one vector. By default the final `[CLS]` state, as in the
-        paper (AllenNLP's `cls_pooler`: the first token's vector, which is `<s>` for RoBERTa); `{"type": "bert_pooler", "pretrained_model": ...}` adds BERT's pretrained
-        tanh pooler, as Hugging Face's `BertForSequenceClassification` does (the configs'
+        paper (AllenNLP's `cls_pooler`: the first token's vector, which is `<s>` for RoBERTa);
+        `{"type": "bert_pooler", "pretrained_model": ...}` adds BERT's pretrained tanh pooler,
+        as Hugging Face's `BertForSequenceClassification` does (the configs'
         `tft_pretrained_transformer` embedder drops the pooler from its own copy of the model
         only, so `bert_pooler` still finds it).
     dropout : `float`, optional (default = `0.1`)

@@ -181,7 +181,9 @@ class ParaphraseInjector(Model):
                 self._metrics["phrase_f1"](phrase_logits, phrase_labels, phrase_mask)
 
         # An empty padding batch of `tft_streaming` has no loss in evaluation (`mean_loss`).
-        weighted = [self._loss_weights[name] * loss for name, loss in losses.items() if loss is not None]
+        weighted = [
+            self._loss_weights[name] * loss for name, loss in losses.items() if loss is not None
+        ]
         if weighted:
             output["loss"] = sum(weighted)
         if losses:
@@ -206,7 +208,10 @@ class ParaphraseInjector(Model):
             for probs, mask in zip(output_dict["phrase_probs"], output_dict["phrase_mask"]):
                 real = probs[mask]
                 labels.append(
-                    [self.vocab.get_token_from_index(i, "phrase_labels") for i in real.argmax(-1).tolist()]
+                    [
+                        self.vocab.get_token_from_index(i, "phrase_labels")
+                        for i in real.argmax(-1).tolist()
+                    ]
                 )
                 probabilities.append(real[:, paraphrase].tolist())
             output_dict["phrase_labels"] = labels  # type: ignore
@@ -228,4 +233,3 @@ class ParaphraseInjector(Model):
         if reset:
             self._metrics_updated = False
         return metrics
-

@@ -1,6 +1,7 @@
 """
 BERT's initialisation of the classification layers a model puts on top of the encoder.
 """
+
 import re
 
 from allennlp.nn import InitializerApplicator

@@ -1,6 +1,7 @@
 """
 Loss reduction that makes distributed training take the steps of one process.
 """
+
 from typing import Optional
 
 import torch
@@ -9,9 +10,7 @@ from allennlp.common.util import is_distributed
 from allennlp.nn.util import dist_reduce_sum
 
 
-def mean_loss(
-    losses: torch.Tensor, anchor: torch.Tensor, training: bool
-) -> Optional[torch.Tensor]:
+def mean_loss(losses: torch.Tensor, anchor: torch.Tensor, training: bool) -> Optional[torch.Tensor]:
     """
     The mean of `losses` (one value per example, pair or other unit, already masked), as the
     mean over the whole distributed batch.

@@ -1,9 +1,12 @@
 import itertools
-from typing import List
+from typing import TYPE_CHECKING, List
 
 from allennlp.common.util import JsonDict, sanitize
 from allennlp.data import Instance
 from allennlp.predictors.predictor import Predictor
+
+if TYPE_CHECKING:  # for annotations only
+    from tft_allennlp.alignment.pipeline import Aligner
 
 
 @Predictor.register("tft_phrase_pairs")
@@ -32,7 +35,9 @@ class PhrasePairsPredictor(Predictor):
     """
 
     def _json_to_instance(self, json_dict: JsonDict) -> Instance:
-        if not any(key in json_dict for key in ("phrase_pairs", "source_phrases", "target_phrases")):
+        if not any(
+            key in json_dict for key in ("phrase_pairs", "source_phrases", "target_phrases")
+        ):
             json_dict = {**json_dict, **self._syntactic_phrases(json_dict)}
         source = self._words(json_dict, "source", "sentence1")
         target = self._words(json_dict, "target", "sentence2")
@@ -55,7 +60,7 @@ class PhrasePairsPredictor(Predictor):
                     raise ValueError(f"Span [{start}, {end}] is outside {len(words)} words.")
         return self._dataset_reader.text_to_instance(source, target, pairs)  # type: ignore
 
-    def _get_aligner(self):
+    def _get_aligner(self) -> "Aligner":
         """The aligner's spaCy pipeline, loaded on first use."""
         from tft_allennlp.alignment.pipeline import Aligner
 
@@ -74,13 +79,18 @@ class PhrasePairsPredictor(Predictor):
         """Words and phrase inventories of both sentences from the aligner's parser."""
         aligner = self._get_aligner()
         parsed = {}
-        for side, words_key, text_key in (("source", "source", "sentence1"), ("target", "target", "sentence2")):
+        for side, words_key, text_key in (
+            ("source", "source", "sentence1"),
+            ("target", "target", "sentence2"),
+        ):
             if words_key in json_dict:
                 parsed[side] = aligner.parse_words(list(json_dict[words_key]))
             elif text_key in json_dict:
                 parsed[side] = aligner.parse_text([json_dict[text_key]])[0]
             else:
-                raise ValueError(f"Expected {words_key!r} (a list of words) or {text_key!r} (text).")
+                raise ValueError(
+                    f"Expected {words_key!r} (a list of words) or {text_key!r} (text)."
+                )
         return {
             "source": parsed["source"].words,
             "target": parsed["target"].words,
@@ -122,4 +132,3 @@ class PhrasePairsPredictor(Predictor):
                 )
             ]
         return sanitize(view)
-

@@ -9,6 +9,7 @@ AllenNLP imports plugins in every spawned worker, so importing this module regis
 handler there that destroys the process group while the interpreter is still whole. It does
 nothing where no process group exists, or where one was already destroyed.
 """
+
 import atexit
 import logging
 

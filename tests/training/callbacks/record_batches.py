@@ -3,6 +3,7 @@ A trainer callback for the tests that count what distributed training really see
 batch it appends one JSON line per worker with the epoch, whether it was training, the ids of the
 batch's instances (empty for a padding batch) and the data loader's length.
 """
+
 import json
 import os
 
@@ -17,8 +18,19 @@ def instance_id(metadata):
 
 @TrainerCallback.register("test_record_batches")
 class RecordBatches(TrainerCallback):
-    def on_batch(self, trainer, batch_inputs, batch_outputs, batch_metrics, epoch, batch_number,
-                 is_training, is_primary=True, batch_grad_norm=None, **kwargs) -> None:
+    def on_batch(
+        self,
+        trainer,
+        batch_inputs,
+        batch_outputs,
+        batch_metrics,
+        epoch,
+        batch_number,
+        is_training,
+        is_primary=True,
+        batch_grad_norm=None,
+        **kwargs,
+    ) -> None:
         rank = dist.get_rank() if dist.is_initialized() else 0
         loader = trainer.data_loader if is_training else trainer._validation_data_loader
         record = {

@@ -62,7 +62,9 @@ def write_run_config(path, config, overrides, kill_at=None):
 @pytest.mark.parametrize("run", sorted(RUNS))
 def test_sigkill_mid_epoch_then_recover_ends_like_an_uninterrupted_run(run, tmp_path):
     config, overrides = RUNS[run]
-    plain = allennlp_train(write_run_config(tmp_path / "plain.json", config, overrides), tmp_path / "plain")
+    plain = allennlp_train(
+        write_run_config(tmp_path / "plain.json", config, overrides), tmp_path / "plain"
+    )
     assert plain.returncode == 0, plain.stderr[-3000:]
 
     # Killed in the middle of the second epoch, after its first checkpoint of that epoch.
@@ -77,7 +79,9 @@ def test_sigkill_mid_epoch_then_recover_ends_like_an_uninterrupted_run(run, tmp_
     expected = json.loads((tmp_path / "plain/metrics.json").read_text())
     resumed = json.loads((tmp_path / "killed/metrics.json").read_text())
     validation = [key for key in expected if "validation_" in key or key == "best_epoch"]
-    assert validation and {key: resumed[key] for key in validation} == {key: expected[key] for key in validation}
+    assert validation and {key: resumed[key] for key in validation} == {
+        key: expected[key] for key in validation
+    }
     # Same weights, bit for bit (CPU kernels are deterministic), loaded without unpickling code.
     expected_weights = torch.load(tmp_path / "plain/best.th", weights_only=True)
     resumed_weights = torch.load(tmp_path / "killed/best.th", weights_only=True)

@@ -2,6 +2,7 @@
 The distributed-safe Pearson and Spearman correlations, against scipy, in one process and
 across two gloo workers holding different numbers of examples.
 """
+
 import pytest
 import torch
 from allennlp.common import Params

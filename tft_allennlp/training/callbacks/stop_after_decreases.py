@@ -1,6 +1,9 @@
-from typing import Any, Dict, Optional
+from typing import TYPE_CHECKING, Any, Dict, Optional
 
 from allennlp.training.callbacks.callback import TrainerCallback
+
+if TYPE_CHECKING:  # for annotations only
+    from allennlp.training import GradientDescentTrainer
 
 
 @TrainerCallback.register("tft_stop_after_decreases")
@@ -36,7 +39,12 @@ class StopAfterDecreases(TrainerCallback):
         self._seen_decreases = 0
 
     def on_epoch(
-        self, trainer, metrics: Dict[str, Any], epoch: int, is_primary: bool = True, **kwargs
+        self,
+        trainer: "GradientDescentTrainer",
+        metrics: Dict[str, Any],
+        epoch: int,
+        is_primary: bool = True,
+        **kwargs,
     ) -> None:
         value = metrics.get(f"validation_{self._metric}")
         if value is None:

@@ -53,8 +53,10 @@ class SpearmanCorrelation(Metric):
     def get_metric(self, reset: bool = False) -> float:
         # Shape: (2, num_examples), predictions then gold scores.
         values = torch.stack(
-            [torch.cat(self._predictions or [torch.zeros(0, dtype=torch.float64)]),
-             torch.cat(self._gold or [torch.zeros(0, dtype=torch.float64)])]
+            [
+                torch.cat(self._predictions or [torch.zeros(0, dtype=torch.float64)]),
+                torch.cat(self._gold or [torch.zeros(0, dtype=torch.float64)]),
+            ]
         )
         if is_distributed():
             values = _gather_columns(values)
@@ -82,7 +84,9 @@ def _average_ranks(values: torch.Tensor) -> torch.Tensor:
     starts[1:] = sorted_values[1:] != sorted_values[:-1]
     run_ids = torch.cumsum(starts.long(), dim=0) - 1
     positions = torch.arange(1, len(values) + 1, dtype=torch.float64)
-    run_sums = torch.zeros(int(run_ids[-1]) + 1, dtype=torch.float64).index_add_(0, run_ids, positions)
+    run_sums = torch.zeros(int(run_ids[-1]) + 1, dtype=torch.float64).index_add_(
+        0, run_ids, positions
+    )
     run_sizes = torch.bincount(run_ids).double()
     ranks = torch.empty_like(positions)
     ranks[order] = (run_sums / run_sizes)[run_ids]
