@@ -285,3 +285,31 @@ def test_multi_process_loader_yields_each_instance_once():
     )
     assert sorted(summary(i) for i in loader.iter_instances()) == expected
     assert len(expected) == 24
+
+
+def test_an_empty_corpus_or_part_is_an_error_naming_the_file(tmp_path):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n  \n")
+    for reader in (build_reader(), build_reader(part="validation", validation_fraction=0.5)):
+        with pytest.raises(MalformedInputError, match="empty.jsonl: no aligned pairs to read: "):
+            list(reader.read(str(empty)))
+        with pytest.raises(MalformedInputError, match="the file has no non-blank lines"):
+            reader.count_instances(str(empty))
+    # The 12-line fixture puts none of its lines in a 5% validation part (line-seeded draws).
+    small = build_reader(part="validation", validation_fraction=0.05)
+    message = r"aligned.jsonl: .*none of its 12 lines falls in the 'validation' part"
+    with pytest.raises(MalformedInputError, match=message):
+        list(small.read(CORPUS))
+    with pytest.raises(MalformedInputError, match=message):
+        small.count_instances(CORPUS, world_size=2)
+    assert len(list(build_reader(part="train", validation_fraction=0.05).read(CORPUS))) == 24
+
+
+def test_a_lenient_read_that_skipped_every_line_says_so(tmp_path):
+    path = tmp_path / "corpus.jsonl"
+    path.write_text('{"source": ["a"]}\nnot json\n')
+    message = r"corpus.jsonl: no valid aligned pairs: all 2 were malformed and skipped"
+    with pytest.raises(MalformedInputError, match=message):
+        list(build_reader(lenient=True).read(str(path)))
+    with pytest.raises(MalformedInputError, match=message):
+        build_reader(lenient=True).count_instances(str(path), world_size=2)

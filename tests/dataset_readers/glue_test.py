@@ -379,3 +379,27 @@ def test_sts_b_scores_outside_zero_to_five_are_bad_rows(score, tmp_path):
     with pytest.raises(MalformedInputError, match=r"dev.tsv:3: unknown label: score"):
         list(build_reader("stsb").read(str(tmp_path / "dev.tsv")))
     assert len(list(build_reader("stsb", lenient=True).read(str(tmp_path / "dev.tsv")))) == 5
+
+
+@pytest.mark.parametrize(
+    "content, lenient, message",
+    [
+        ("", False, "no rows to read: the file is empty or holds only its header"),
+        ("Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n", False, "holds only its header"),
+        (
+            "Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n7\t1\t2\ta\tb\n2\t3\t4\tc\td\n",
+            True,
+            "no valid rows: all 2 were malformed and skipped by lenient reading",
+        ),
+    ],
+)
+def test_a_file_without_rows_is_an_error_naming_it(tmp_path, content, lenient, message):
+    path = tmp_path / "dev.tsv"
+    path.write_text(content)
+    reader = build_reader("mrpc", lenient=lenient)
+    with pytest.raises(MalformedInputError, match=rf"dev.tsv: .*{message}"):
+        list(reader.read(str(path)))
+    with pytest.raises(MalformedInputError, match=rf"dev.tsv: .*{message}"):
+        reader.count_instances(str(path))
+    with pytest.raises(MalformedInputError, match=rf"dev.tsv: .*{message}"):
+        list(build_reader("mrpc", lenient=lenient, train_size=5).read(str(path)))

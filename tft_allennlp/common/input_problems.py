@@ -8,9 +8,11 @@ end. Nothing is dropped without a trace.
 
 import collections
 import logging
-from typing import Iterator, Optional, Tuple
+from typing import Iterable, Iterator, Optional, Tuple, TypeVar
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 class MalformedInputError(ValueError):
@@ -36,6 +38,7 @@ class InputProblems:
         self.source = source
         self.lenient = lenient
         self.skipped: collections.Counter = collections.Counter()
+        self.num_records = 0
 
     def reject(self, line_number: int, reason: str) -> None:
         """
@@ -45,6 +48,29 @@ class InputProblems:
             raise MalformedInputError(f"{self.source}:{line_number}: {reason}")
         self.skipped[reason.split(":")[0]] += 1
         logger.debug("Skipping %s:%d: %s", self.source, line_number, reason)
+
+    def counted(self, records: Iterable[T]) -> Iterator[T]:
+        """Yields `records`, counting them in `num_records` for `require_records`."""
+        for record in records:
+            self.num_records += 1
+            yield record
+
+    def require_records(self, what: str, reason: str) -> None:
+        """
+        Raises a `MalformedInputError` naming the file when a whole read found no valid `what`
+        ("rows", "lines"): `reason` says why a strict read found none; a lenient read that
+        skipped every record says so, and how many it skipped. A training, validation or
+        evaluation set without a single example is a mistake, never a metric of 0.0.
+        """
+        if self.num_records:
+            return
+        if self.num_skipped:
+            reasons = ", ".join(f"{count} {reason}" for reason, count in self.skipped.most_common())
+            raise MalformedInputError(
+                f"{self.source}: no valid {what}: all {self.num_skipped} were malformed and "
+                f"skipped by lenient reading ({reasons})"
+            )
+        raise MalformedInputError(f"{self.source}: no {what} to read: {reason}")
 
     @property
     def num_skipped(self) -> int:

@@ -126,10 +126,12 @@ class AlignedParaphrasesReader(DatasetReader):
         problems = InputProblems(file_path, self._lenient)
         self._counts.clear()
         worker = self.get_worker_info()
+        num_lines = 0
         for block in self._blocks(file_path):
+            num_lines += len(block.lines)
             if worker is not None and block.index % worker.num_workers != worker.id:
                 continue
-            for pair, partners in self._own_pairs(block, problems):
+            for pair, partners in problems.counted(self._own_pairs(block, problems)):
                 self._counts["paraphrase pairs"] += 1
                 rng = random.Random(f"{self._seed}:{pair.line_number}")
                 yield self._paraphrase_instance(pair, rng)
@@ -139,6 +141,12 @@ class AlignedParaphrasesReader(DatasetReader):
                     yield self._random_instance(pair, partner, rng)
         self._log_counts(file_path)
         problems.log_summary("lines")
+        if num_lines == 0:
+            self._require_pairs(file_path, problems)
+        if worker is None and self.get_distributed_info() is None:
+            # Only a process that read every line can tell that none of them was valid;
+            # sharded readers rely on `count_instances`, which the `tft_streaming` loader calls.
+            self._require_pairs(file_path, problems)
 
     def count_instances(self, file_path: str, world_size: int = 1) -> List[int]:
         """
@@ -151,9 +159,30 @@ class AlignedParaphrasesReader(DatasetReader):
         problems = InputProblems(file_path, self._lenient)
         for block in self._blocks(file_path):
             for rank in range(world_size):
-                for _, partners in self._own_pairs(block, problems, rank, world_size):
+                pairs = self._own_pairs(block, problems, rank, world_size)
+                for _, partners in problems.counted(pairs):
                     counts[rank] += 1 + len(partners)
+        self._require_pairs(file_path, problems)
         return counts
+
+    def _require_pairs(self, file_path: str, problems: InputProblems) -> None:
+        """
+        Raises unless `problems` counted a valid pair, saying why there was none: an empty
+        file, a corpus too small to put any line in this reader's part, or every line skipped.
+        """
+        if problems.num_records:
+            return
+        reason = "the file has no non-blank lines"
+        if self._part != "all" and not problems.num_skipped:
+            lines = read_raw_lines(cached_path(file_path))
+            num_lines = sum(1 for _, raw in lines if raw.strip())
+            if num_lines:
+                reason = (
+                    f"none of its {num_lines} lines falls in the {self._part!r} part "
+                    f"(validation_fraction {self._validation_fraction}); give a larger corpus "
+                    "or validation_fraction, or a separate validation corpus read with part 'all'"
+                )
+        problems.require_records("aligned pairs", reason)
 
     def _blocks(self, file_path: str) -> Iterable[Block]:
         lines = read_raw_lines(cached_path(file_path))

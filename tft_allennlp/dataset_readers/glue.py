@@ -14,6 +14,8 @@ from tft_allennlp.dataset_readers.glue_rows import GlueRow, glue_rows
 
 logger = logging.getLogger(__name__)
 
+_NO_ROWS = "the file is empty or holds only its header"
+
 
 @DatasetReader.register("tft_glue")
 class GlueTsvReader(DatasetReader):
@@ -92,7 +94,7 @@ class GlueTsvReader(DatasetReader):
 
     def _read(self, file_path: str) -> Iterable[Instance]:
         problems = InputProblems(file_path, self._lenient)
-        rows: Iterator[GlueRow] = glue_rows(file_path, self._task, problems)
+        rows: Iterator[GlueRow] = problems.counted(glue_rows(file_path, self._task, problems))
         if self._train_size is not None:
             rows = self._subsample(file_path, rows)
         self._num_truncated = 0
@@ -115,6 +117,7 @@ class GlueTsvReader(DatasetReader):
                 self._max_length,
             )
         problems.log_summary("rows")
+        problems.require_records("rows", _NO_ROWS)
 
     def count_instances(self, file_path: str, world_size: int = 1) -> List[int]:
         """
@@ -131,7 +134,9 @@ class GlueTsvReader(DatasetReader):
 
     def _count_rows(self, file_path: str) -> int:
         problems = InputProblems(file_path, self._lenient)
-        return sum(1 for _ in glue_rows(file_path, self._task, problems))
+        num_rows = sum(1 for _ in problems.counted(glue_rows(file_path, self._task, problems)))
+        problems.require_records("rows", _NO_ROWS)
+        return num_rows
 
     def _subsample(self, path: str, rows: Iterator[GlueRow]) -> Iterator[GlueRow]:
         """
