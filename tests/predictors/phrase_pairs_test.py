@@ -14,7 +14,9 @@ from allennlp.predictors import Predictor
 from transformers import AutoModel, AutoTokenizer
 
 from tests import CONFIGS_ROOT, PROJECT_ROOT
+from tests.predictors import unread
 from tft_allennlp.commands.export import export_encoder
+from tft_allennlp.common.input_problems import MalformedInputError
 
 SPLIT = {
     "dataset_reader.validation_fraction": 0.25,
@@ -98,15 +100,93 @@ def test_without_phrases_the_aligner_supplies_them(injected):
     assert ("is playing a flute", "plays the flute") in pairs and ("man", "flute") in pairs
 
 
-def test_bad_requests(injected):
-    _, archive = injected
-    predictor = Predictor.from_path(archive)
-    with pytest.raises(ValueError, match="phrase_pairs"):
-        predictor.predict_json({"sentence1": "A b.", "sentence2": "C d.", "source_phrases": []})
-    with pytest.raises(ValueError, match="outside 2 words"):
-        predictor.predict_json(
-            {"source": ["a", "b"], "target": ["c"], "phrase_pairs": [[[0, 2], [0, 0]]]}
-        )
+@pytest.fixture(scope="module")
+def predictor(injected):
+    return Predictor.from_path(injected[1])
+
+
+FLUTE = {"sentence1": "A man is playing a flute.", "sentence2": "A man plays the flute."}
+WORDS = {"source": ["A", "man", "sleeps"], "target": ["A", "man", "is", "asleep"]}
+PAIR = [[[0, 1], [0, 1]]]
+
+
+@pytest.mark.parametrize(
+    "line, reason",
+    [
+        ('{"sentence1": "A man"', "invalid JSON: Expecting ',' delimiter at column 22"),
+        ("[1, 2]", "expected a JSON object, not [1, 2]"),
+        ({**FLUTE, "sentence1": ""}, "'sentence1' must be non-empty text, not \"\""),
+        ({**FLUTE, "sentence2": " \t"}, "'sentence2' must be non-empty text, not \" \\t\""),
+        ({**FLUTE, "sentence2": None}, "'sentence2' must be non-empty text, not null"),
+        ({**FLUTE, "sentence1": 3}, "'sentence1' must be non-empty text, not 3"),
+        ({**WORDS, "source": []}, "'source' must be a non-empty list of words, not []"),
+        (
+            {**WORDS, "target": "A man is asleep"},
+            "'target' must be a non-empty list of words, not \"A man is asleep\"",
+        ),
+        ({**WORDS, "source": ["A", 5]}, "'source' word 1 must be non-empty text, not 5"),
+        ({**WORDS, "source": ["A", None]}, "'source' word 1 must be non-empty text, not null"),
+        ({**WORDS, "source": [["A"]]}, "'source' word 0 must be non-empty text, not [\"A\"]"),
+        ({**WORDS, "target": ["A", " "]}, "'target' word 1 must be non-empty text, not \" \""),
+        (
+            {"sentence1": "A man."},
+            "expected 'target' (a list of words) or 'sentence2' (text)",
+        ),
+        (
+            {**WORDS, "phrase_pairs": [[["0", 1], [0, 0]]]},
+            'malformed span: phrase_pairs[0] source span ["0", 1] is not [start, end], '
+            "two integers",
+        ),
+        (
+            {**WORDS, "phrase_pairs": [[[0, 0], [0, 1.5]]]},
+            "malformed span: phrase_pairs[0] target span [0, 1.5] is not [start, end], "
+            "two integers",
+        ),
+        ({**WORDS, "phrase_pairs": None}, "'phrase_pairs' must be a list, not null"),
+        (
+            {**WORDS, "phrase_pairs": [[0, 1], [2, 3]]},
+            "malformed phrase pair: phrase_pairs[0] [0, 1] is not [source span, target span] "
+            "(one pair: phrase_pairs [[[0, 1], [2, 3]]])",
+        ),
+        (
+            {**FLUTE, "phrase_pairs": [[[5, 3], [0, 0]]]},
+            "reversed span: phrase_pairs[0] source span [5, 3] has start > end",
+        ),
+        (
+            {**FLUTE, "phrase_pairs": [[[0, 0], [0, 6]]]},
+            "span out of range: phrase_pairs[0] target span [0, 6] for 6 words",
+        ),
+        (
+            {**WORDS, "source_phrases": [[0, 0]], "target_phrases": [[-1, 0]]},
+            "span out of range: target_phrases[0] [-1, 0] for 4 words",
+        ),
+        (
+            {**WORDS, "source_phrases": [[0, 0]]},
+            "give 'phrase_pairs', or 'source_phrases' and 'target_phrases', as word spans",
+        ),
+    ],
+)
+def test_each_problem_is_named_with_its_line(predictor, line, reason):
+    text = line if isinstance(line, str) else json.dumps(line)
+    with pytest.raises(MalformedInputError) as error:
+        unread(predictor).load_line(text)
+    assert str(error.value) == f"input line 1: {reason}"
+    if not isinstance(line, str):  # the same check for a request from Python
+        with pytest.raises(MalformedInputError) as error:
+            predictor.predict_json(line)
+        assert str(error.value) == f"input: {reason}"
+
+
+def test_lines_are_counted_and_checked_before_prediction(predictor):
+    predictor = unread(predictor)
+    good = json.dumps({**WORDS, "phrase_pairs": PAIR})
+    assert predictor.load_line(good) == {**WORDS, "phrase_pairs": PAIR}
+    with pytest.raises(MalformedInputError, match="^input line 2: reversed span"):
+        predictor.load_line(json.dumps({**WORDS, "phrase_pairs": [[[1, 0], [0, 0]]]}))
+    # Spans given for text are checked against the words the aligner splits it into.
+    predictor.load_line(json.dumps({**FLUTE, "phrase_pairs": [[[6, 6], [5, 5]]]}))
+    with pytest.raises(MalformedInputError, match="^input line 4: span out of range"):
+        predictor.load_line(json.dumps({**FLUTE, "phrase_pairs": [[[7, 7], [5, 5]]]}))
 
 
 def test_export_round_trip_and_glue_from_the_export(injected, tmp_path):

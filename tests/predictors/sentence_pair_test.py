@@ -5,9 +5,14 @@ import sys
 
 import pytest
 from allennlp.commands.train import train_model_from_file
+from allennlp.common import Params
+from allennlp.data import DatasetReader
 from allennlp.predictors import Predictor
 
 from tests import CONFIGS_ROOT, PROJECT_ROOT
+from tests.predictors import unread
+from tft_allennlp.common.input_problems import MalformedInputError
+from tft_allennlp.predictors import SentencePairPredictor
 
 
 @pytest.fixture(scope="module")
@@ -59,12 +64,70 @@ def test_regression_returns_a_score(archives):
     assert "label" not in output
 
 
-def test_missing_sentence_is_a_clear_error(archives):
-    predictor = Predictor.from_path(archives["mrpc"])
-    with pytest.raises(ValueError, match="Expected 'sentence1'"):
-        predictor.predict_json({"text": "no sentence here"})
-    with pytest.raises(ValueError, match="takes two sentences"):
-        predictor.predict_json({"sentence": "Only one sentence."})
+@pytest.fixture(scope="module")
+def predictor(archives):
+    return Predictor.from_path(archives["mrpc"])
+
+
+PAIR = {"sentence1": "A man is playing a flute.", "sentence2": "A man plays the flute."}
+
+
+@pytest.mark.parametrize(
+    "line, reason",
+    [
+        (
+            '{"sentence1": "A man",}',
+            "invalid JSON: Expecting property name enclosed in double quotes at column 23",
+        ),
+        ('["A man.", "A man plays."]', 'expected a JSON object, not ["A man.", "A man plays."]'),
+        ({**PAIR, "sentence1": ""}, "'sentence1' must be non-empty text, not \"\""),
+        ({**PAIR, "sentence2": "  \n"}, "'sentence2' must be non-empty text, not \"  \\n\""),
+        ({**PAIR, "sentence2": None}, "'sentence2' must be non-empty text, not null"),
+        ({**PAIR, "sentence1": 1.5}, "'sentence1' must be non-empty text, not 1.5"),
+        (
+            {**PAIR, "sentence1": ["A", "man"]},
+            '\'sentence1\' must be non-empty text, not ["A", "man"]',
+        ),
+        ({"text": "no sentence here"}, "expected 'sentence1' and 'sentence2', or 'sentence'"),
+        (
+            {"sentence": "Only one sentence."},
+            "task mrpc takes two sentences: 'sentence2' is missing",
+        ),
+    ],
+)
+def test_each_problem_is_named_with_its_line(predictor, line, reason):
+    text = line if isinstance(line, str) else json.dumps(line)
+    with pytest.raises(MalformedInputError) as error:
+        unread(predictor).load_line(text)
+    assert str(error.value) == f"input line 1: {reason}"
+    if not isinstance(line, str):  # the same check for a request from Python
+        with pytest.raises(MalformedInputError) as error:
+            predictor.predict_json(line)
+        assert str(error.value) == f"input: {reason}"
+        with pytest.raises(MalformedInputError) as error:
+            predictor.predict_batch_json([PAIR, line])
+        assert str(error.value) == f"input: {reason}"
+
+
+def test_a_single_sentence_task_takes_one_sentence(predictor):
+    """The predictor checks the sentences against its reader's task."""
+    model = predictor._model
+    tokenizer = {
+        "type": "pretrained_transformer",
+        "model_name": os.environ["TFT_MODEL"],
+        "add_special_tokens": False,
+    }
+    reader = DatasetReader.from_params(
+        Params({"type": "tft_glue", "task": "sst2", "tokenizer": tokenizer})
+    )
+    single = SentencePairPredictor(model, reader)
+    assert single.load_line('{"sentence": "Fine."}') == {"sentence": "Fine."}
+    with pytest.raises(MalformedInputError) as error:
+        single.load_line(json.dumps(PAIR))
+    assert (
+        str(error.value)
+        == "input line 2: task sst2 takes one sentence: 'sentence2' is not expected"
+    )
 
 
 @pytest.mark.parametrize("include_package", [False, True])

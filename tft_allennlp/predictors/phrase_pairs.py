@@ -1,9 +1,12 @@
 import itertools
-from typing import TYPE_CHECKING, List
+from typing import TYPE_CHECKING, List, Optional, Tuple, Union
 
 from allennlp.common.util import JsonDict, sanitize
-from allennlp.data import Instance
+from allennlp.data import DatasetReader, Instance
+from allennlp.models import Model
 from allennlp.predictors.predictor import Predictor
+
+from tft_allennlp.predictors.predictor_input import InputRecord, PhrasePair
 
 if TYPE_CHECKING:  # for annotations only
     from tft_allennlp.alignment.pipeline import Aligner
@@ -31,34 +34,70 @@ class PhrasePairsPredictor(Predictor):
     `{"source", "target", "source_span", "target_span", "paraphrase_probability", "label"}` in
     input order (pairs that truncation cut are left out).
 
+    A line that the model cannot take (not a JSON object, empty text, a word list that is not a
+    list of words, a span that is not `[start, end]`, start <= end, in its sentence) stops
+    prediction with a `MalformedInputError` naming it: `input line 3: 'sentence2' must be
+    non-empty text, not ""`.
+
     Registered as a `Predictor` with name "tft_phrase_pairs".
     """
 
+    def __init__(self, model: Model, dataset_reader: DatasetReader, frozen: bool = True) -> None:
+        super().__init__(model, dataset_reader, frozen)
+        self._lines_loaded = 0
+
+    def load_line(self, line: str) -> JsonDict:
+        """
+        The JSON object on `line`, checked as `predict_json` checks it, so that a bad line stops
+        `allennlp predict` with a `MalformedInputError` naming it before anything is predicted
+        for it. Lines are numbered from 1 in the order this predictor loads them: `allennlp
+        predict` skips blank lines, so the number counts the JSON lines it passes.
+        """
+        self._lines_loaded += 1
+        request = InputRecord.from_line(line, self._lines_loaded)
+        self._checked(request)
+        return request.record
+
     def _json_to_instance(self, json_dict: JsonDict) -> Instance:
-        if not any(
-            key in json_dict for key in ("phrase_pairs", "source_phrases", "target_phrases")
-        ):
-            json_dict = {**json_dict, **self._syntactic_phrases(json_dict)}
-        source = self._words(json_dict, "source", "sentence1")
-        target = self._words(json_dict, "target", "sentence2")
-        if "phrase_pairs" in json_dict:
-            pairs = [(tuple(s), tuple(t)) for s, t in json_dict["phrase_pairs"]]
-        elif "source_phrases" in json_dict and "target_phrases" in json_dict:
-            pairs = [
-                (tuple(s), tuple(t))
-                for s, t in itertools.product(
-                    json_dict["source_phrases"], json_dict["target_phrases"]
-                )
+        sentences, pairs = self._checked(InputRecord(json_dict))
+        if pairs is None:
+            aligner = self._get_aligner()
+            parsed = [
+                aligner.parse_words(s) if isinstance(s, list) else aligner.parse_text([s])[0]
+                for s in sentences
             ]
-        else:
-            raise ValueError(
-                "Give 'phrase_pairs', or 'source_phrases' and 'target_phrases', as word spans."
+            sentences = [sentence.words for sentence in parsed]
+            pairs = list(itertools.product(parsed[0].phrases, parsed[1].phrases))
+        return self._dataset_reader.text_to_instance(*sentences, pairs)  # type: ignore
+
+    def _checked(
+        self, request: InputRecord
+    ) -> Tuple[List[Union[List[str], str]], Optional[List[PhrasePair]]]:
+        """
+        Both sentences, and the phrase pairs to score: None when no phrases are given (the
+        aligner's parser then finds them, and the sentences stay as given, words or text);
+        otherwise the sentences are split into words, which the spans are checked against.
+        """
+        sentences = [
+            request.words_or_text("source", "sentence1"),
+            request.words_or_text("target", "sentence2"),
+        ]
+        if not any(key in request for key in ("phrase_pairs", "source_phrases", "target_phrases")):
+            return sentences, None
+        source, target = [
+            s if isinstance(s, list) else self._get_aligner().split_words(s) for s in sentences
+        ]
+        if "phrase_pairs" in request:
+            return [source, target], request.phrase_pairs("phrase_pairs", source, target)
+        if "source_phrases" not in request or "target_phrases" not in request:
+            request.reject(
+                "give 'phrase_pairs', or 'source_phrases' and 'target_phrases', as word spans"
             )
-        for words, spans in ((source, [s for s, _ in pairs]), (target, [t for _, t in pairs])):
-            for start, end in spans:
-                if not 0 <= start <= end < len(words):
-                    raise ValueError(f"Span [{start}, {end}] is outside {len(words)} words.")
-        return self._dataset_reader.text_to_instance(source, target, pairs)  # type: ignore
+        inventories = (
+            request.spans("source_phrases", source),
+            request.spans("target_phrases", target),
+        )
+        return [source, target], list(itertools.product(*inventories))
 
     def _get_aligner(self) -> "Aligner":
         """The aligner's spaCy pipeline, loaded on first use."""
@@ -67,36 +106,6 @@ class PhrasePairsPredictor(Predictor):
         if getattr(self, "_aligner", None) is None:
             self._aligner = Aligner("en_core_web_sm")
         return self._aligner
-
-    def _words(self, json_dict: JsonDict, words_key: str, text_key: str) -> List[str]:
-        if words_key in json_dict:
-            return list(json_dict[words_key])
-        if text_key in json_dict:
-            return self._get_aligner().split_words(json_dict[text_key])
-        raise ValueError(f"Expected {words_key!r} (a list of words) or {text_key!r} (text).")
-
-    def _syntactic_phrases(self, json_dict: JsonDict) -> JsonDict:
-        """Words and phrase inventories of both sentences from the aligner's parser."""
-        aligner = self._get_aligner()
-        parsed = {}
-        for side, words_key, text_key in (
-            ("source", "source", "sentence1"),
-            ("target", "target", "sentence2"),
-        ):
-            if words_key in json_dict:
-                parsed[side] = aligner.parse_words(list(json_dict[words_key]))
-            elif text_key in json_dict:
-                parsed[side] = aligner.parse_text([json_dict[text_key]])[0]
-            else:
-                raise ValueError(
-                    f"Expected {words_key!r} (a list of words) or {text_key!r} (text)."
-                )
-        return {
-            "source": parsed["source"].words,
-            "target": parsed["target"].words,
-            "source_phrases": parsed["source"].phrases,
-            "target_phrases": parsed["target"].phrases,
-        }
 
     def predict_instance(self, instance: Instance) -> JsonDict:
         self._dataset_reader.apply_token_indexers(instance)

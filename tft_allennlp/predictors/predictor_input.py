@@ -1,0 +1,136 @@
+"""
+One JSON input of a predictor, parsed and checked field by field, so that a bad line stops
+`allennlp predict` with a one-line `MalformedInputError` naming it, in the readers' style
+(`input line 3: 'sentence2' must be non-empty text, not ""`), before anything is predicted
+for it and before it can fail deep inside the tokenizer or the model.
+"""
+
+import json
+from typing import Any, List, NoReturn, Tuple, Union
+
+from allennlp.common.util import JsonDict
+
+from tft_allennlp.common.input_problems import MalformedInputError
+
+Span = Tuple[int, int]
+PhrasePair = Tuple[Span, Span]
+
+
+class InputRecord:
+    """
+    A JSON object given to a predictor, with getters that return a field only when a model can
+    take it, and otherwise raise a `MalformedInputError` saying where and what is wrong.
+
+    # Parameters
+
+    record : `Any`
+        The parsed JSON value; anything but an object is rejected.
+    where : `str`, optional (default = `"input"`)
+        Where the record came from, the start of every message: `"input line 3"` for a line
+        read by `from_line`, `"input"` for a dictionary given to `predict_json`.
+    """
+
+    def __init__(self, record: Any, where: str = "input") -> None:
+        self.where = where
+        if not isinstance(record, dict):
+            self.reject(f"expected a JSON object, not {_shown(record)}")
+        self.record: JsonDict = record
+
+    @classmethod
+    def from_line(cls, line: str, number: int) -> "InputRecord":
+        """
+        The record on the `number`-th input line. `allennlp predict` skips blank lines, so
+        `number` counts the JSON lines it passes to `Predictor.load_line`, from 1.
+        """
+        where = f"input line {number}"
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise MalformedInputError(
+                f"{where}: invalid JSON: {error.msg} at column {error.colno}"
+            ) from None
+        return cls(record, where)
+
+    def reject(self, reason: str) -> NoReturn:
+        raise MalformedInputError(f"{self.where}: {reason}")
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.record
+
+    def text(self, key: str) -> str:
+        """The field `key`: text with something besides whitespace."""
+        value = self.record.get(key)
+        if not isinstance(value, str) or not value.strip():
+            self.reject(f"{key!r} must be non-empty text, not {_shown(value)}")
+        return value
+
+    def words_or_text(self, words_key: str, text_key: str) -> Union[List[str], str]:
+        """
+        One sentence as a list of words (`words_key`), when given, or else as text (`text_key`).
+        """
+        if words_key in self.record:
+            value = self.record[words_key]
+            if not isinstance(value, (list, tuple)) or not value:
+                self.reject(f"{words_key!r} must be a non-empty list of words, not {_shown(value)}")
+            for index, word in enumerate(value):
+                if not isinstance(word, str) or not word.strip():
+                    self.reject(
+                        f"{words_key!r} word {index} must be non-empty text, not {_shown(word)}"
+                    )
+            return list(value)
+        if text_key in self.record:
+            return self.text(text_key)
+        self.reject(f"expected {words_key!r} (a list of words) or {text_key!r} (text)")
+
+    def spans(self, key: str, words: List[str]) -> List[Span]:
+        """The field `key`: a list of word spans of `words`."""
+        return [self._span(value, f"{key}[{i}]", words) for i, value in enumerate(self._list(key))]
+
+    def phrase_pairs(self, key: str, source: List[str], target: List[str]) -> List[PhrasePair]:
+        """The field `key`: a list of `[source span, target span]` pairs."""
+        pairs = []
+        for index, pair in enumerate(self._list(key)):
+            what = f"{key}[{index}]"
+            if (
+                not isinstance(pair, (list, tuple))
+                or len(pair) != 2
+                or not all(isinstance(span, (list, tuple)) for span in pair)
+            ):
+                self.reject(
+                    f"malformed phrase pair: {what} {_shown(pair)} is not "
+                    f"[source span, target span] (one pair: {key} [[[0, 1], [2, 3]]])"
+                )
+            pairs.append(
+                (
+                    self._span(pair[0], f"{what} source span", source),
+                    self._span(pair[1], f"{what} target span", target),
+                )
+            )
+        return pairs
+
+    def _list(self, key: str) -> List[Any]:
+        value = self.record.get(key)
+        if not isinstance(value, (list, tuple)):
+            self.reject(f"{key!r} must be a list, not {_shown(value)}")
+        return value
+
+    def _span(self, value: Any, what: str, words: List[str]) -> Span:
+        """An inclusive `[start, end]` span of `words`."""
+        if (
+            not isinstance(value, (list, tuple))
+            or len(value) != 2
+            or not all(isinstance(i, int) and not isinstance(i, bool) for i in value)
+        ):
+            self.reject(f"malformed span: {what} {_shown(value)} is not [start, end], two integers")
+        start, end = value
+        if start > end:
+            self.reject(f"reversed span: {what} [{start}, {end}] has start > end")
+        if start < 0 or end >= len(words):
+            self.reject(f"span out of range: {what} [{start}, {end}] for {len(words)} words")
+        return start, end
+
+
+def _shown(value: Any, limit: int = 40) -> str:
+    """`value` as JSON on one line, cut to about `limit` characters."""
+    shown = json.dumps(value, default=repr)
+    return shown if len(shown) <= limit else shown[: limit - 3] + "..."
