@@ -1,3 +1,4 @@
+import itertools
 import json
 import os
 import subprocess
@@ -7,6 +8,7 @@ import pytest
 
 from tests import FIXTURES_ROOT, PROJECT_ROOT
 from tft_allennlp.alignment.pipeline import Aligner, evaluate
+from tft_allennlp.commands import align
 from tft_allennlp.commands.align import align_file
 from tft_allennlp.common.input_problems import MalformedInputError
 
@@ -62,18 +64,58 @@ def test_command_line_two_workers_keeps_order_and_matches_one_worker(tmp_path):
     assert records[0]["source"] == ["A", "man", "is", "playing", "a", "flute", "."]
 
 
-def test_strict_reading_names_the_bad_line(tmp_path):
-    source = tmp_path / "pairs.tsv"
+def test_strict_reading_names_the_bad_line_and_keeps_the_earlier_output(tmp_path):
+    source, output = tmp_path / "pairs.tsv", tmp_path / "out.jsonl"
     write_pairs(source, bad_line="only one column")
+    output.write_text("an earlier corpus\n")
     result = subprocess.run(
-        [sys.executable, "-m", "allennlp", "tft-align", str(source), str(tmp_path / "out.jsonl")],
+        [sys.executable, "-m", "allennlp", "tft-align", str(source), str(output)],
         cwd=PROJECT_ROOT,
         env=dict(os.environ),
         capture_output=True,
         text=True,
     )
-    assert result.returncode != 0
-    assert "pairs.tsv:5: missing column" in result.stderr
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert (
+        result.stderr.strip().splitlines()[-1].startswith(f"tft-align: {source}:5: missing column")
+    )
+    assert output.read_text() == "an earlier corpus\n"
+    assert sorted(os.listdir(tmp_path)) == ["out.jsonl", "pairs.tsv"]
+
+
+def aligning_until(failure=None, after=None):
+    """An `align_stream` that aligns `after` pairs (with no phrases), then raises `failure`."""
+
+    def align_stream(pairs, *args):
+        for number, _, _ in itertools.islice(pairs, after):
+            yield number, json.dumps({"source_phrases": [], "target_phrases": [], "alignments": []})
+        if failure is not None:
+            raise failure
+
+    return align_stream
+
+
+@pytest.mark.parametrize("failure", [RuntimeError("worker died"), KeyboardInterrupt()])
+def test_a_crash_midway_leaves_no_half_written_output(tmp_path, monkeypatch, failure):
+    source, output = tmp_path / "pairs.tsv", tmp_path / "out.jsonl"
+    write_pairs(source)
+    output.write_text("an earlier corpus\n")
+    monkeypatch.setattr(align, "align_stream", aligning_until(failure, after=3))
+    with pytest.raises(type(failure)):
+        align_file(str(source), str(output))
+    assert output.read_text() == "an earlier corpus\n"
+    assert sorted(os.listdir(tmp_path)) == ["out.jsonl", "pairs.tsv"]
+
+
+def test_an_output_through_a_symlink_replaces_the_file_it_points_to(tmp_path, monkeypatch):
+    source, corpus, link = tmp_path / "pairs.tsv", tmp_path / "corpus.jsonl", tmp_path / "link"
+    write_pairs(source)
+    corpus.write_text("an earlier corpus\n")
+    link.symlink_to(corpus)
+    monkeypatch.setattr(align, "align_stream", aligning_until())
+    assert align_file(str(source), str(link))["pairs written"] == 15
+    assert link.is_symlink() and len(corpus.read_text().splitlines()) == 15
 
 
 def test_output_is_read_by_the_injection_reader(tmp_path):

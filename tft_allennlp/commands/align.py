@@ -8,15 +8,19 @@ import argparse
 import collections
 import json
 import logging
+import os
 import sys
 import time
+from typing import Optional
 
 from allennlp.commands.subcommand import Subcommand
+from allennlp.common.checks import ConfigurationError
 from allennlp.common.tqdm import Tqdm
 
 from tft_allennlp.alignment.pair_input import read_sentence_pairs
 from tft_allennlp.alignment.pipeline import Aligner, align_stream, evaluate
-from tft_allennlp.common.input_problems import InputProblems
+from tft_allennlp.commands.arguments import float_in, positive_int
+from tft_allennlp.common.input_problems import InputProblems, MalformedInputError
 
 logger = logging.getLogger(__name__)
 
@@ -33,8 +37,10 @@ class Align(Subcommand):
         subparser.add_argument("input", nargs="?", help="sentence pairs")
         subparser.add_argument("output", nargs="?", help="aligned corpus (JSON lines)")
         subparser.add_argument("--spacy-model", default="en_core_web_sm")
-        subparser.add_argument("--workers", type=int, default=1, help="worker processes")
-        subparser.add_argument("--batch-size", type=int, default=64, help="pairs per batch")
+        subparser.add_argument("--workers", type=positive_int, default=1, help="worker processes")
+        subparser.add_argument(
+            "--batch-size", type=positive_int, default=64, help="pairs per batch"
+        )
         subparser.add_argument(
             "--lenient", action="store_true", help="skip and count malformed lines"
         )
@@ -43,11 +49,17 @@ class Align(Subcommand):
             action="store_true",
             help="with MRPC input, align the non-paraphrase pairs too",
         )
-        subparser.add_argument("--max-sentence-chars", type=int, default=2000)
+        subparser.add_argument("--max-sentence-chars", type=positive_int, default=2000)
         subparser.add_argument(
             "--embeddings", help="local Hugging Face checkpoint for word similarity (optional)"
         )
-        subparser.add_argument("--similarity-threshold", type=float, default=0.5)
+        subparser.add_argument(
+            "--similarity-threshold",
+            # Compared with cosine similarities, which lie in [-1, 1].
+            type=float_in(-1.0, 1.0),
+            default=0.5,
+            help="with --embeddings, the least cosine similarity that links two words",
+        )
         subparser.add_argument(
             "--evaluate", metavar="GOLD", help="print precision/recall/F1 against GOLD and exit"
         )
@@ -56,25 +68,30 @@ class Align(Subcommand):
 
 
 def _align_from_args(args: argparse.Namespace) -> None:
-    if args.evaluate:
-        aligner = Aligner(args.spacy_model, args.embeddings, args.similarity_threshold)
-        scores = evaluate(args.evaluate, aligner)
-        print(json.dumps(scores))
-        return
-    if not args.input or not args.output:
+    if not args.evaluate and (not args.input or not args.output):
         sys.exit("tft-align: give INPUT and OUTPUT (or --evaluate GOLD).")
-    summary = align_file(
-        args.input,
-        args.output,
-        spacy_model=args.spacy_model,
-        workers=args.workers,
-        batch_size=args.batch_size,
-        lenient=args.lenient,
-        mrpc_all_pairs=args.mrpc_all_pairs,
-        max_sentence_chars=args.max_sentence_chars,
-        embeddings=args.embeddings,
-        similarity_threshold=args.similarity_threshold,
-    )
+    # Bad files and bad lines end the command with one line naming the file (and line).
+    try:
+        if args.evaluate:
+            _check_readable(args.evaluate)
+            _check_embeddings(args.embeddings)
+            aligner = Aligner(args.spacy_model, args.embeddings, args.similarity_threshold)
+            print(json.dumps(evaluate(args.evaluate, aligner)))
+            return
+        summary = align_file(
+            args.input,
+            args.output,
+            spacy_model=args.spacy_model,
+            workers=args.workers,
+            batch_size=args.batch_size,
+            lenient=args.lenient,
+            mrpc_all_pairs=args.mrpc_all_pairs,
+            max_sentence_chars=args.max_sentence_chars,
+            embeddings=args.embeddings,
+            similarity_threshold=args.similarity_threshold,
+        )
+    except (ConfigurationError, MalformedInputError) as error:
+        sys.exit(f"tft-align: {error}")
     for key, value in summary.items():
         print(f"{key:>28}: {value}")
 
@@ -88,28 +105,52 @@ def align_file(
     lenient: bool = False,
     mrpc_all_pairs: bool = False,
     max_sentence_chars: int = 2000,
-    embeddings: str = None,
+    embeddings: Optional[str] = None,
     similarity_threshold: float = 0.5,
 ) -> dict:
-    """Aligns every valid pair of `input_path` into `output_path`; returns the summary."""
+    """
+    Aligns every valid pair of `input_path` into `output_path`; returns the summary.
+
+    The output is written to a temporary file beside it and renamed over it only once the whole
+    input is aligned, so an error or a crash midway leaves an existing output as it was. Raises
+    a `ConfigurationError` before touching either file if the input cannot be read or the output
+    is the input or cannot be written, and a `MalformedInputError` for a malformed line or an
+    input without a single pair to align.
+    """
+    _check_readable(input_path)
+    _check_embeddings(embeddings)
+    # Through a symlink, the file it points to is replaced, not the link.
+    target = _writable_target(output_path, input_path)
     problems = InputProblems(input_path, lenient)
     counts: collections.Counter = collections.Counter()
     pairs = read_sentence_pairs(input_path, problems, max_sentence_chars, mrpc_all_pairs, counts)
     started = time.perf_counter()
     written = phrases = alignments = 0
-    with open(output_path, "w", encoding="utf-8") as output:
-        lines = align_stream(
-            pairs, spacy_model, workers, batch_size, embeddings, similarity_threshold
-        )
-        for number, line in Tqdm.tqdm(lines, desc="aligning", unit=" pairs"):
-            record = json.loads(line)
-            if "error" in record:
-                problems.reject(number, record["error"])
-                continue
-            output.write(line + "\n")
-            written += 1
-            phrases += len(record["source_phrases"]) + len(record["target_phrases"])
-            alignments += len(record["alignments"])
+    draft = f"{target}.{os.getpid()}.tmp"
+    try:
+        output = open(draft, "x", encoding="utf-8")
+    except OSError as error:
+        raise ConfigurationError(f"{output_path}: cannot write: {error.strerror}") from None
+    try:
+        with output:
+            lines = align_stream(
+                pairs, spacy_model, workers, batch_size, embeddings, similarity_threshold
+            )
+            for number, line in Tqdm.tqdm(lines, desc="aligning", unit=" pairs"):
+                record = json.loads(line)
+                if "error" in record:
+                    problems.reject(number, record["error"])
+                    continue
+                output.write(line + "\n")
+                written += 1
+                phrases += len(record["source_phrases"]) + len(record["target_phrases"])
+                alignments += len(record["alignments"])
+        problems.num_records = written
+        _require_pairs(problems, counts)
+        os.replace(draft, target)
+    except BaseException:
+        os.remove(draft)
+        raise
     seconds = time.perf_counter() - started
     problems.log_summary("lines")
     summary = {
@@ -117,9 +158,54 @@ def align_file(
         "lines skipped": problems.num_skipped,
         **{f"skipped: {reason}": count for reason, count in problems.skipped.items()},
         **counts,
-        "phrases per sentence": round(phrases / max(2 * written, 1), 2),
-        "alignments per pair": round(alignments / max(written, 1), 2),
+        "phrases per sentence": round(phrases / (2 * written), 2),
+        "alignments per pair": round(alignments / written, 2),
         "seconds": round(seconds, 1),
         "pairs/s": round(written / seconds, 1) if seconds else 0.0,
     }
     return summary
+
+
+def _check_readable(path: str) -> None:
+    try:
+        open(path, "rb").close()
+    except OSError as error:
+        raise ConfigurationError(f"{path}: {error.strerror}") from None
+
+
+def _check_embeddings(embeddings: Optional[str]) -> None:
+    if embeddings is not None and not os.path.isdir(embeddings):
+        raise ConfigurationError(
+            f"--embeddings {embeddings}: no such directory (a local Hugging Face checkpoint)"
+        )
+
+
+def _writable_target(output_path: str, input_path: str) -> str:
+    """The real path to write `output_path` to, once sure that writing it loses no data."""
+    target = os.path.realpath(output_path)
+    if os.path.isdir(target):
+        raise ConfigurationError(f"{output_path}: is a directory, not a file name for the output")
+    directory = os.path.dirname(target)
+    if not os.path.isdir(directory):
+        raise ConfigurationError(f"{output_path}: no such directory: {directory}")
+    # `samefile` also catches a hard link to the input, which has a path of its own.
+    if (
+        os.path.samefile(input_path, target)
+        if os.path.exists(target)
+        else os.path.realpath(input_path) == target
+    ):
+        raise ConfigurationError(
+            f"{output_path}: is the input file {input_path}; writing it would destroy the input"
+        )
+    return target
+
+
+def _require_pairs(problems: InputProblems, counts: collections.Counter) -> None:
+    """Raises for an input that yielded no pair: an empty output is a mistake, not a corpus."""
+    left_out = counts["MRPC non-paraphrase pairs left out"]
+    problems.require_records(
+        "sentence pairs",
+        f"all {left_out} MRPC pairs are non-paraphrases (--mrpc-all-pairs aligns them too)"
+        if left_out
+        else "the file is empty or holds only a header",
+    )

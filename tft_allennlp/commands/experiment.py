@@ -14,6 +14,7 @@ from typing import Dict, List, Tuple
 
 from allennlp.commands.subcommand import Subcommand
 
+from tft_allennlp.commands.arguments import positive_float, positive_int
 from tft_allennlp.experiments import ExperimentRunner, ExperimentSpec, collect_results
 from tft_allennlp.experiments.report import markdown_table, plot, sweep_table, write_csv
 from tft_allennlp.experiments.runner import parse_shard
@@ -39,13 +40,14 @@ class Experiment(Subcommand):
         )
         subparser.add_argument(
             "--jobs",
-            type=int,
+            type=positive_int,
             default=1,
             help="runs at once, each with CPUs/N threads and, where several GPUs are visible, "
             "one GPU",
         )
         subparser.add_argument(
             "--shard",
+            type=_shard,
             default="0/1",
             metavar="I/N",
             help="run only shard I of N (0-based), e.g. one per machine or Slurm array task, "
@@ -58,7 +60,7 @@ class Experiment(Subcommand):
         )
         subparser.add_argument(
             "--poll-seconds",
-            type=float,
+            type=positive_float,
             default=30.0,
             help="how often to look for other shards' runs while waiting",
         )
@@ -66,17 +68,25 @@ class Experiment(Subcommand):
         return subparser
 
 
+def _shard(text: str) -> Tuple[int, int]:
+    try:
+        return parse_shard(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def _experiment_from_args(args: argparse.Namespace) -> None:
+    # jsonnet aborts the whole process on a directory, and a missing file is a traceback.
+    try:
+        open(args.spec, "rb").close()
+    except OSError as error:
+        sys.exit(f"tft-experiment: {args.spec}: {error.strerror}")
+    if args.output_dir is not None and os.path.isfile(args.output_dir):
+        sys.exit(f"tft-experiment: --output-dir {args.output_dir}: is a file, not a directory")
     spec = ExperimentSpec.from_file(args.spec, args.output_dir)
     statuses = {}
     if not args.report_only:
-        try:
-            shard = parse_shard(args.shard)
-        except ValueError as error:
-            sys.exit(f"tft-experiment: {error}")
-        if args.jobs < 1:
-            sys.exit("tft-experiment: --jobs must be at least 1.")
-        statuses = run_experiment(spec, args.jobs, shard, not args.no_wait, args.poll_seconds)
+        statuses = run_experiment(spec, args.jobs, args.shard, not args.no_wait, args.poll_seconds)
     counts = collections.Counter(statuses.values())
     paths = write_outputs(spec)
     print(f"runs: {dict(counts)}; wrote {', '.join(paths)}")

@@ -12,6 +12,7 @@ import gzip
 import json
 import logging
 import os
+import sys
 import tarfile
 import zlib
 from typing import Optional
@@ -52,9 +53,12 @@ class Export(Subcommand):
 
 
 def _export_from_args(args: argparse.Namespace) -> None:
-    export_encoder(
-        args.archive_file, args.output_dir, args.weights_file, args.sentence_transformers
-    )
+    try:
+        export_encoder(
+            args.archive_file, args.output_dir, args.weights_file, args.sentence_transformers
+        )
+    except ConfigurationError as error:
+        sys.exit(f"tft-export: {error}")
 
 
 def export_encoder(
@@ -68,7 +72,8 @@ def export_encoder(
     `output_dir` with `save_pretrained` (and, with `sentence_transformers`, the
     sentence-transformers files for mean pooling), and returns `output_dir`.
     """
-    archive = _load(archive_file, weights_file)
+    _check_paths(archive_file, weights_file, output_dir)
+    archive = load_model_archive(archive_file, weights_file)
     embedders = [
         module
         for module in archive.model.modules()
@@ -112,13 +117,34 @@ def export_encoder(
     return output_dir
 
 
-def _load(archive_file: str, weights_file: Optional[str]) -> Archive:
-    """The archive, or a `ConfigurationError` that names the file and what is wrong with it."""
+def _check_paths(archive_file: str, weights_file: Optional[str], output_dir: str) -> None:
+    """A `ConfigurationError` naming the path, before anything is loaded or written."""
+    if not os.path.exists(archive_file):
+        raise ConfigurationError(f"{archive_file}: no such file or directory.")
+    if weights_file is not None and not os.path.isfile(weights_file):
+        raise ConfigurationError(f"--weights-file {weights_file}: no such file.")
+    if not os.path.exists(output_dir):
+        return
+    if not os.path.isdir(output_dir):
+        raise ConfigurationError(f"{output_dir}: exists and is not a directory.")
+    # A serialization directory has a config.json of its own (the training config, which
+    # `load_archive` and `--recover` read): the checkpoint's would overwrite it.
     for path in (archive_file, weights_file):
-        if path is not None and not os.path.exists(path):
-            raise ConfigurationError(f"{path}: no such file or directory.")
+        if path is not None:
+            directory = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+            if os.path.samefile(output_dir, directory):
+                raise ConfigurationError(
+                    f"{output_dir}: is the directory of {path}; the checkpoint's config.json "
+                    "would overwrite the training config there. Give another output directory."
+                )
+
+
+def load_model_archive(
+    archive_file: str, weights_file: Optional[str] = None, cuda_device: int = -1
+) -> Archive:
+    """The archive, or a `ConfigurationError` that names the file and what is wrong with it."""
     try:
-        return load_archive(archive_file, weights_file=weights_file)
+        return load_archive(archive_file, cuda_device=cuda_device, weights_file=weights_file)
     except (tarfile.ReadError, EOFError, zlib.error, gzip.BadGzipFile) as error:
         raise ConfigurationError(
             f"{archive_file}: not a readable model archive (a model.tar.gz, or a serialization "

@@ -6,6 +6,7 @@ with trained `tft_glue_classifier` archives and writes the files the GLUE leader
 import argparse
 import logging
 import os
+import sys
 import zipfile
 from typing import Any, Dict, Iterable, List, Tuple
 
@@ -13,8 +14,10 @@ import torch
 from allennlp.commands.subcommand import Subcommand
 from allennlp.common.checks import ConfigurationError
 from allennlp.common.util import lazy_groups_of
-from allennlp.models.archival import Archive, load_archive
+from allennlp.models.archival import Archive
 
+from tft_allennlp.commands.arguments import positive_int
+from tft_allennlp.commands.export import load_model_archive
 from tft_allennlp.common.glue_tasks import GlueTask
 from tft_allennlp.dataset_readers.glue_rows import HUB_PREFIX
 
@@ -57,18 +60,19 @@ class GlueSubmission(Subcommand):
             default=os.environ.get("GLUE_DIR", "glue_data"),
             help="the GLUE download with the test files (or hf:NAME); default $GLUE_DIR",
         )
-        subparser.add_argument("--batch-size", type=int, default=64)
+        subparser.add_argument("--batch-size", type=positive_int, default=64)
         subparser.add_argument("--cuda-device", type=int, default=-1)
         subparser.set_defaults(func=_submission_from_args)
         return subparser
 
 
 def _submission_from_args(args: argparse.Namespace) -> None:
-    if args.batch_size < 1:
-        raise ConfigurationError("--batch-size must be at least 1.")
-    written = write_submission(
-        args.archives, args.output_dir, args.glue_dir, args.batch_size, args.cuda_device
-    )
+    try:
+        written = write_submission(
+            args.archives, args.output_dir, args.glue_dir, args.batch_size, args.cuda_device
+        )
+    except ConfigurationError as error:
+        sys.exit(f"tft-glue-submission: {error}")
     missing = [
         name for files in SUBMISSION_FILES.values() for name, _, _ in files if name not in written
     ]
@@ -88,23 +92,34 @@ def write_submission(
     batch_size: int = 64,
     cuda_device: int = -1,
 ) -> Dict[str, int]:
-    """Writes each archive's task files and `submission.zip`; returns file name -> predictions."""
-    os.makedirs(output_dir, exist_ok=True)
+    """
+    Writes each archive's task files and `submission.zip`; returns file name -> predictions.
+    A missing archive, GLUE directory or test file is a `ConfigurationError` naming it.
+    """
+    archives = list(archives)
+    local = not glue_dir.startswith(HUB_PREFIX)
+    # Checked before the first archive is loaded, which takes long and writes files.
+    for archive_file in archives:
+        if not os.path.exists(archive_file):
+            raise ConfigurationError(f"{archive_file}: no such file or directory.")
+    if local and not os.path.isdir(glue_dir):
+        raise ConfigurationError(f"--glue-dir {glue_dir}: no such directory.")
+    if os.path.exists(output_dir) and not os.path.isdir(output_dir):
+        raise ConfigurationError(f"{output_dir}: exists and is not a directory.")
     written: Dict[str, int] = {}
     for archive_file in archives:
-        archive = load_archive(archive_file, cuda_device=cuda_device)
+        archive = load_model_archive(archive_file, cuda_device=cuda_device)
         task = getattr(archive.model, "_task", None)
         if task is None or task.name not in SUBMISSION_FILES:
             raise ConfigurationError(f"{archive_file}: not a tft_glue_classifier archive.")
         for name, test_file, hub_split in SUBMISSION_FILES[task.name]:
             if name in written:
                 raise ConfigurationError(f"Two archives for {name}.")
-            source = (
-                f"{glue_dir}:{hub_split}"
-                if glue_dir.startswith(HUB_PREFIX)
-                else os.path.join(glue_dir, test_file)
-            )
+            source = os.path.join(glue_dir, test_file) if local else f"{glue_dir}:{hub_split}"
+            if local and not os.path.isfile(source):
+                raise ConfigurationError(f"{source}: no such file (the {name} test set).")
             predictions = predict(archive, source, batch_size)
+            os.makedirs(output_dir, exist_ok=True)
             with open(os.path.join(output_dir, name), "w", encoding="utf-8") as out:
                 out.write("index\tprediction\n")
                 for index, prediction in predictions:
