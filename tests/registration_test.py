@@ -6,6 +6,7 @@ from allennlp.modules.span_extractors import SpanExtractor
 from allennlp.modules.token_embedders import TokenEmbedder
 from allennlp.predictors import Predictor
 from allennlp.training.callbacks import TrainerCallback
+from allennlp.training.checkpointer import Checkpointer
 from allennlp.training.learning_rate_schedulers import LearningRateScheduler
 from allennlp.training.metrics import Metric
 
@@ -33,6 +34,8 @@ REGISTERED = [
     (LearningRateScheduler, "tft_linear_with_warmup_fraction", "LinearWithWarmupFraction"),
     (TrainerCallback, "tft_stop_after_decreases", "StopAfterDecreases"),
     (TrainerCallback, "tft_rng_checkpoint", "RngCheckpoint"),
+    (TrainerCallback, "tft_recover_finished_run", "RecoverFinishedRun"),
+    (Checkpointer, "tft_atomic", "AtomicCheckpointer"),
     (Subcommand, "tft-export", "Export"),
     (Subcommand, "tft-align", "Align"),
     (Subcommand, "tft-experiment", "Experiment"),

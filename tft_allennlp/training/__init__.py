@@ -1,1 +1,7 @@
-from tft_allennlp.training import callbacks, learning_rate_schedulers, metrics, process_group
+from tft_allennlp.training import (
+    callbacks,
+    checkpointers,
+    learning_rate_schedulers,
+    metrics,
+    process_group,
+)

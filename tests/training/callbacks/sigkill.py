@@ -1,12 +1,21 @@
 """
 A trainer callback for the recovery tests: it kills its own process with SIGKILL, as an
-out-of-memory killer or a preempted machine would, the first time training reaches a given
-batch. A marker file in the serialization directory makes the `--recover` run go past that batch.
+out-of-memory killer or a preempted machine would, once, at a chosen moment:
+
+- `at: "batch"`: when training reaches batch `batch` of epoch `epoch`;
+- `at: "model_state"` or `"training_state"`: half-way through writing that checkpoint file of
+  epoch `epoch`, batch `batch` (its first half of the bytes is on disk);
+- `at: "archive"`: while `model.tar.gz` is written, after its first member.
+
+A marker file in the serialization directory makes the `--recover` run go past that moment.
 """
 
+import io
 import os
 import signal
+import tarfile
 
+import torch
 from allennlp.training.callbacks.callback import TrainerCallback
 
 MARKER = "sigkill.done"
@@ -14,10 +23,27 @@ MARKER = "sigkill.done"
 
 @TrainerCallback.register("test_sigkill")
 class SigkillCallback(TrainerCallback):
-    def __init__(self, serialization_dir: str, epoch: int, batch: int) -> None:
+    def __init__(
+        self, serialization_dir: str, epoch: int = 0, batch: int = 0, at: str = "batch"
+    ) -> None:
         super().__init__(serialization_dir)
         self._epoch = epoch
         self._batch = batch
+        self._marker = os.path.join(serialization_dir, MARKER)
+        if at in ("model_state", "training_state"):
+            _kill_while_saving(f"{at}_e{epoch}_b{batch}.th", self._kill_once)
+        elif at == "archive":
+            _kill_while_archiving(self._kill_once)
+        elif at != "batch":
+            raise ValueError(f"unknown moment {at!r}")
+        self._at = at
+
+    def _kill_once(self) -> bool:
+        if os.path.exists(self._marker):
+            return False
+        open(self._marker, "w").close()
+        os.kill(os.getpid(), signal.SIGKILL)
+        return True
 
     def on_batch(
         self,
@@ -32,11 +58,50 @@ class SigkillCallback(TrainerCallback):
         batch_grad_norm=None,
         **kwargs,
     ) -> None:
-        marker = os.path.join(self.serialization_dir, MARKER)
         if (
-            is_training
-            and (epoch, batch_number) == (self._epoch, self._batch)
-            and not os.path.exists(marker)
+            self._at == "batch"
+            and is_training
+            and (epoch, batch_number)
+            == (
+                self._epoch,
+                self._batch,
+            )
         ):
-            open(marker, "w").close()
-            os.kill(os.getpid(), signal.SIGKILL)
+            self._kill_once()
+
+
+def _kill_while_saving(file_name: str, kill) -> None:
+    """Makes `torch.save` to a file named like `file_name` write half of it, then kill."""
+    save = torch.save
+
+    def half_save(obj, f, *args, **kwargs):
+        name = f if isinstance(f, (str, os.PathLike)) else getattr(f, "name", "")
+        if file_name not in os.path.basename(str(name)) or os.path.exists(
+            os.path.join(os.path.dirname(str(name)), MARKER)
+        ):
+            return save(obj, f, *args, **kwargs)
+        buffer = io.BytesIO()
+        save(obj, buffer, *args, **kwargs)
+        data = buffer.getvalue()[: len(buffer.getvalue()) // 2]
+        if isinstance(f, (str, os.PathLike)):
+            with open(f, "wb") as stream:
+                stream.write(data)
+        else:
+            f.write(data)
+            f.flush()
+        kill()
+
+    torch.save = half_save
+
+
+def _kill_while_archiving(kill) -> None:
+    """Makes the first member added to a `model.tar.gz` be followed by a kill."""
+    add = tarfile.TarFile.add
+
+    def add_then_kill(self, *args, **kwargs):
+        add(self, *args, **kwargs)
+        if str(self.name).endswith("model.tar.gz"):
+            self.fileobj.flush()
+            kill()
+
+    tarfile.TarFile.add = add_then_kill

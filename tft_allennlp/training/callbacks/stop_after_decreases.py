@@ -13,7 +13,7 @@ class StopAfterDecreases(TrainerCallback):
     validation to the next: the paper's rule, "early stopping at the second decrease of the
     dev phrasal accuracy". (AllenNLP's `patience` counts validations without a new best, which
     is a different rule.) Decreases are counted over the whole run, not only consecutive ones,
-    and survive `--recover`.
+    and survive `--recover`: a run recovered after it had stopped trains no further.
 
     AllenNLP 2.10 gives callbacks no way to stop training, so this sets the trainer's metric
     tracker to zero patience, which ends training after the current epoch.
@@ -37,6 +37,14 @@ class StopAfterDecreases(TrainerCallback):
         self._decreases = decreases
         self._previous: Optional[float] = None
         self._seen_decreases = 0
+
+    def on_start(
+        self, trainer: "GradientDescentTrainer", is_primary: bool = True, **kwargs
+    ) -> None:
+        if self._seen_decreases >= self._decreases:
+            # Recovered after the rule had stopped training: AllenNLP would train another epoch.
+            trainer._metric_tracker._patience = 0
+            trainer._num_epochs = trainer._start_after_epochs_completed
 
     def on_epoch(
         self,

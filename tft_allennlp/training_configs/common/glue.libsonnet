@@ -67,10 +67,14 @@ function(task, directory, validation_metric, dev='dev.tsv', hub_dev='validation'
     learning_rate_scheduler: { type: 'tft_linear_with_warmup_fraction', warmup_fraction: 0.1 },
     grad_norm: 1.0,
     validation_metric: validation_metric,
-    // tft_rng_checkpoint: `--recover` after a crash ends exactly where an uninterrupted run would.
+    // tft_rng_checkpoint and tft_recover_finished_run: `--recover` after a crash ends exactly
+    // where an uninterrupted run would.
     callbacks: [
       { type: 'console_logger', should_log_inputs: false },
       { type: 'tft_rng_checkpoint' },
+      { type: 'tft_recover_finished_run' },
     ],
+    // Checkpoints written atomically, so that a kill while saving leaves one `--recover` reads.
+    checkpointer: { type: 'tft_atomic' },
   },
 }

@@ -65,6 +65,9 @@ function(pooling, features, binary=false, loss_weights={ sentence: 1.0, phrase: 
       { type: 'console_logger', should_log_inputs: false },
       { type: 'tft_stop_after_decreases', metric: stop_metric, decreases: 2 },
       { type: 'tft_rng_checkpoint' },
+      { type: 'tft_recover_finished_run' },
     ],
+    // Checkpoints written atomically, so that a kill while saving leaves one `--recover` reads.
+    checkpointer: { type: 'tft_atomic' },
   },
 }

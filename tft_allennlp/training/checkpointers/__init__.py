@@ -1,0 +1,1 @@
+from tft_allennlp.training.checkpointers.atomic import AtomicCheckpointer
