@@ -41,7 +41,7 @@ class StopAfterDecreases(TrainerCallback):
     def on_start(
         self, trainer: "GradientDescentTrainer", is_primary: bool = True, **kwargs
     ) -> None:
-        if self._seen_decreases >= self._decreases:
+        if self._previous is not None and self._seen_decreases >= self._decreases:
             # Recovered after the rule had stopped training: AllenNLP would train another epoch.
             trainer._metric_tracker._patience = 0
             trainer._num_epochs = trainer._start_after_epochs_completed
