@@ -6,15 +6,13 @@ untouched records.
 """
 
 import json
-import os
 import random
 import re
 
 import pytest
-from allennlp.common import Params
-from allennlp.data import DatasetReader
 
 from tests import FIXTURES_ROOT
+from tests.readers import corpus_reader, glue_reader
 from tft_allennlp.alignment.pair_input import read_sentence_pairs
 from tft_allennlp.common.input_problems import InputProblems, MalformedInputError
 
@@ -78,38 +76,7 @@ def rte_lines():
     return rows * 5
 
 
-def glue_reader(lenient):
-    return DatasetReader.from_params(
-        Params(
-            {
-                "type": "tft_glue",
-                "task": "rte",
-                "lenient": lenient,
-                "tokenizer": {
-                    "type": "pretrained_transformer",
-                    "model_name": os.environ["TFT_MODEL"],
-                    "add_special_tokens": False,
-                },
-            }
-        )
-    )
-
-
-def corpus_reader(lenient):
-    return DatasetReader.from_params(
-        Params(
-            {
-                "type": "tft_aligned_paraphrases",
-                "lenient": lenient,
-                "negative_sampler": {"type": "tft_paper", "random_pairs_per_paraphrase": 0},
-                "tokenizer": {
-                    "type": "pretrained_transformer",
-                    "model_name": os.environ["TFT_MODEL"],
-                    "add_special_tokens": False,
-                },
-            }
-        )
-    )
+NO_RANDOM_PAIRS = {"type": "tft_paper", "random_pairs_per_paraphrase": 0}
 
 
 def first_error_line(error: Exception) -> int:
@@ -124,9 +91,9 @@ def test_glue_reader(tmp_path, seed):
     broken = write_broken(path, "index\tsentence1\tsentence2\tlabel", lines, glue_breakers(), rng)
     if broken:
         with pytest.raises(MalformedInputError) as error:
-            list(glue_reader(False).read(path))
+            list(glue_reader("rte", lenient=False).read(path))
         assert first_error_line(error.value) == min(broken)
-    instances = list(glue_reader(True).read(path))
+    instances = list(glue_reader("rte", lenient=True).read(path))
     assert [i["metadata"]["line_number"] for i in instances] == [
         n for n in range(2, len(lines) + 2) if n not in broken
     ]
@@ -140,9 +107,9 @@ def test_aligned_corpus_reader(tmp_path, seed):
     broken = write_broken(path, None, lines, corpus_breakers(), rng)
     if broken:
         with pytest.raises(MalformedInputError) as error:
-            list(corpus_reader(False).read(path))
+            list(corpus_reader(lenient=False, negative_sampler=NO_RANDOM_PAIRS).read(path))
         assert first_error_line(error.value) == min(broken)
-    instances = list(corpus_reader(True).read(path))
+    instances = list(corpus_reader(lenient=True, negative_sampler=NO_RANDOM_PAIRS).read(path))
     assert [i["metadata"]["line_number"] for i in instances] == [
         n for n in range(1, len(lines) + 1) if n not in broken
     ]

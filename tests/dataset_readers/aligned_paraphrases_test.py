@@ -1,14 +1,12 @@
 import json
-import os
 import random
 import string
 
 import pytest
-from allennlp.common import Params
-from allennlp.data import DatasetReader
 from allennlp.data.data_loaders import MultiProcessDataLoader
 
 from tests import FIXTURES_ROOT
+from tests.readers import corpus_reader
 from tests.sharding import read_shards
 from tests.tiny_bert import WORDS
 from tft_allennlp.common.input_problems import MalformedInputError
@@ -16,22 +14,6 @@ from tft_allennlp.common.input_problems import MalformedInputError
 CORPUS = str(FIXTURES_ROOT / "paraphrase/aligned.jsonl")
 FLUTE_SOURCE = "A man is playing a flute .".split()
 FLUTE_TARGET = "A man plays the flute .".split()
-
-
-def build_reader(**kwargs) -> DatasetReader:
-    return DatasetReader.from_params(
-        Params(
-            {
-                "type": "tft_aligned_paraphrases",
-                "tokenizer": {
-                    "type": "pretrained_transformer",
-                    "model_name": os.environ["TFT_MODEL"],
-                    "add_special_tokens": False,
-                },
-                **kwargs,
-            }
-        )
-    )
 
 
 def spans(instance, field):
@@ -61,7 +43,7 @@ def corpus_lines():
 def test_word_spans_map_to_hand_checked_wordpiece_spans():
     # [CLS] a man is play ##ing a f ##lu ##te . [SEP] a man plays the f ##lu ##te . [SEP]
     #   0   1  2   3   4    5   6 7  8    9  10   11  12  13   14   15 16 17  18  19  20
-    layout = build_reader().encoder.layout(FLUTE_SOURCE, FLUTE_TARGET)
+    layout = corpus_reader().encoder.layout(FLUTE_SOURCE, FLUTE_TARGET)
     assert len(layout.tokens) == 21
     assert [t.type_id for t in layout.tokens] == [0] * 12 + [1] * 9
     assert layout.source_span((0, 1)) == (1, 2)
@@ -75,7 +57,7 @@ def test_word_spans_map_to_hand_checked_wordpiece_spans():
 
 def test_words_without_wordpieces_are_skipped_at_span_edges():
     # A zero-width space tokenizes to nothing.
-    layout = build_reader().encoder.layout(["A", "\u200b", "man"], ["A", "man"])
+    layout = corpus_reader().encoder.layout(["A", "\u200b", "man"], ["A", "man"])
     assert layout.source_span((1, 1)) is None
     assert layout.source_span((0, 2)) == (1, 2)
     assert layout.source_span((1, 2)) == (2, 2)
@@ -85,7 +67,7 @@ def test_truncation_drops_cut_phrases_and_counts_them(caplog):
     # Budget 12 - 3 = 9 pieces: the source keeps "a man is play ##ing", the target "a man plays
     # the". Only the alignment <A man, A man> survives; it has no in-paraphrase negative left.
     caplog.set_level("INFO")
-    reader = build_reader(max_length=12)
+    reader = corpus_reader(max_length=12)
     instance = next(iter(reader.read(CORPUS)))
     assert len(instance["tokens"].tokens) == 12
     assert spans(instance, "source_spans") == [(1, 2)]
@@ -98,7 +80,7 @@ def test_truncation_drops_cut_phrases_and_counts_them(caplog):
 
 def test_span_mapping_property_on_random_sentences():
     """Every mapped span covers exactly its words' pieces, inside its own sentence."""
-    reader = build_reader(max_length=40)
+    reader = corpus_reader(max_length=40)
     rng = random.Random(0)
 
     def word():
@@ -142,11 +124,11 @@ def test_span_mapping_property_on_random_sentences():
 
 def test_negatives_follow_the_paper():
     lines = corpus_lines()
-    instances = list(build_reader().read(CORPUS))
+    instances = list(corpus_reader().read(CORPUS))
     paraphrases = [i for i in instances if i["label"].label == "paraphrase"]
     randoms = [i for i in instances if i["label"].label == "random"]
     assert len(paraphrases) == len(randoms) == len(lines) == 12
-    reader = build_reader()
+    reader = corpus_reader()
     for instance in paraphrases:
         record = lines[instance["metadata"]["line_number"] - 1]
         layout = reader.encoder.layout(record["source"], record["target"])
@@ -179,29 +161,29 @@ def test_negatives_follow_the_paper():
 
 
 def test_same_seed_same_instances_other_seed_other_negatives():
-    first = [summary(i) for i in build_reader(seed=3).read(CORPUS)]
-    again = [summary(i) for i in build_reader(seed=3).read(CORPUS)]
-    other = [summary(i) for i in build_reader(seed=4).read(CORPUS)]
+    first = [summary(i) for i in corpus_reader(seed=3).read(CORPUS)]
+    again = [summary(i) for i in corpus_reader(seed=3).read(CORPUS)]
+    other = [summary(i) for i in corpus_reader(seed=4).read(CORPUS)]
     assert first == again
     assert first != other
 
 
 def test_binary_mode_and_phrase_pair_cap():
-    instances = list(build_reader(binary=True).read(CORPUS))
+    instances = list(corpus_reader(binary=True).read(CORPUS))
     labels = {label for i in instances for label in phrase_labels(i) if label != -1}
     assert labels == {"paraphrase", "in_paraphrase"}
     for instance in instances:
         if instance["label"].label == "random":
             assert spans(instance, "source_spans") == [(-1, -1)]  # padding only
-    capped = list(build_reader(max_phrase_pairs=3).read(CORPUS))
+    capped = list(corpus_reader(max_phrase_pairs=3).read(CORPUS))
     assert max(len(spans(i, "source_spans")) for i in capped) == 3
 
 
 def test_more_random_pairs_per_paraphrase():
     instances = list(
-        build_reader(negative_sampler={"type": "tft_paper", "random_pairs_per_paraphrase": 2}).read(
-            CORPUS
-        )
+        corpus_reader(
+            negative_sampler={"type": "tft_paper", "random_pairs_per_paraphrase": 2}
+        ).read(CORPUS)
     )
     randoms = [i for i in instances if i["label"].label == "random"]
     assert len(randoms) == 24
@@ -216,7 +198,7 @@ def test_more_random_pairs_per_paraphrase():
 
 def test_train_and_validation_parts_split_the_corpus():
     def lines_of(part):
-        reader = build_reader(part=part, validation_fraction=0.25)
+        reader = corpus_reader(part=part, validation_fraction=0.25)
         return {i["metadata"]["line_number"] for i in reader.read(CORPUS)}
 
     train, validation = lines_of("train"), lines_of("validation")
@@ -225,8 +207,8 @@ def test_train_and_validation_parts_split_the_corpus():
 
 
 def test_sharding_reads_each_pair_once_with_the_same_negatives(monkeypatch):
-    expected = sorted(summary(i) for i in build_reader(buffer_size=3).read(CORPUS))
-    shards = read_shards(monkeypatch, lambda: build_reader(buffer_size=3), CORPUS)
+    expected = sorted(summary(i) for i in corpus_reader(buffer_size=3).read(CORPUS))
+    shards = read_shards(monkeypatch, lambda: corpus_reader(buffer_size=3), CORPUS)
     # 12 lines in 4 blocks of 3. Blocks alternate between the two loader workers, lines of a
     # block between the two ranks: rank 0 reads lines 1 3 | 5 | 7 9 | 11 (0-based 0 2 4 6 8 10),
     # rank 1 the others, so each rank reads 6 lines, a paraphrase and a random instance each.
@@ -235,13 +217,13 @@ def test_sharding_reads_each_pair_once_with_the_same_negatives(monkeypatch):
     assert rank0_lines == sorted(2 * [1, 3, 5, 7, 9, 11])
     assert sorted(summary(i) for shard in shards for i in shard) == expected
     # The count, made without tokenizing, is what each rank reads.
-    assert build_reader(buffer_size=3).count_instances(CORPUS, 2) == [12, 12]
-    assert build_reader(buffer_size=3).count_instances(CORPUS, 5) == [6, 6, 4, 4, 4]
+    assert corpus_reader(buffer_size=3).count_instances(CORPUS, 2) == [12, 12]
+    assert corpus_reader(buffer_size=3).count_instances(CORPUS, 5) == [6, 6, 4, 4, 4]
 
 
 def test_a_last_block_of_one_line_joins_the_previous_block():
     # 12 lines in blocks of 11: the 12th line would have no partner on its own.
-    instances = list(build_reader(buffer_size=11).read(CORPUS))
+    instances = list(corpus_reader(buffer_size=11).read(CORPUS))
     assert sum(i["label"].label == "random" for i in instances) == 12
 
 
@@ -261,13 +243,13 @@ def test_malformed_lines_name_file_and_line(tmp_path, line, message):
     first, second = open(CORPUS).readlines()[:2]
     path.write_text(first + second + line + "\n")
     with pytest.raises(MalformedInputError, match=rf"corpus.jsonl:3: .*{message}"):
-        list(build_reader().read(str(path)))
-    lenient = list(build_reader(lenient=True).read(str(path)))
+        list(corpus_reader().read(str(path)))
+    lenient = list(corpus_reader(lenient=True).read(str(path)))
     assert len(lenient) == 4  # the two good lines, each with a random pair
 
 
 def test_text_to_instance_for_prediction():
-    reader = build_reader()
+    reader = corpus_reader()
     instance = reader.text_to_instance(
         FLUTE_SOURCE, FLUTE_TARGET, [((3, 5), (2, 4)), ((0, 1), (3, 4))]
     )
@@ -279,9 +261,9 @@ def test_text_to_instance_for_prediction():
 
 def test_multi_process_loader_yields_each_instance_once():
     """A real `MultiProcessDataLoader` with two workers reads what one process reads."""
-    expected = sorted(summary(i) for i in build_reader(buffer_size=3).read(CORPUS))
+    expected = sorted(summary(i) for i in corpus_reader(buffer_size=3).read(CORPUS))
     loader = MultiProcessDataLoader(
-        build_reader(buffer_size=3), str(CORPUS), batch_size=4, num_workers=2
+        corpus_reader(buffer_size=3), str(CORPUS), batch_size=4, num_workers=2
     )
     assert sorted(summary(i) for i in loader.iter_instances()) == expected
     assert len(expected) == 24
@@ -290,19 +272,19 @@ def test_multi_process_loader_yields_each_instance_once():
 def test_an_empty_corpus_or_part_is_an_error_naming_the_file(tmp_path):
     empty = tmp_path / "empty.jsonl"
     empty.write_text("\n  \n")
-    for reader in (build_reader(), build_reader(part="validation", validation_fraction=0.5)):
+    for reader in (corpus_reader(), corpus_reader(part="validation", validation_fraction=0.5)):
         with pytest.raises(MalformedInputError, match="empty.jsonl: no aligned pairs to read: "):
             list(reader.read(str(empty)))
         with pytest.raises(MalformedInputError, match="the file has no non-blank lines"):
             reader.count_instances(str(empty))
     # The 12-line fixture puts none of its lines in a 5% validation part (line-seeded draws).
-    small = build_reader(part="validation", validation_fraction=0.05)
+    small = corpus_reader(part="validation", validation_fraction=0.05)
     message = r"aligned.jsonl: .*none of its 12 lines falls in the 'validation' part"
     with pytest.raises(MalformedInputError, match=message):
         list(small.read(CORPUS))
     with pytest.raises(MalformedInputError, match=message):
         small.count_instances(CORPUS, world_size=2)
-    assert len(list(build_reader(part="train", validation_fraction=0.05).read(CORPUS))) == 24
+    assert len(list(corpus_reader(part="train", validation_fraction=0.05).read(CORPUS))) == 24
 
 
 def test_a_lenient_read_that_skipped_every_line_says_so(tmp_path):
@@ -310,6 +292,6 @@ def test_a_lenient_read_that_skipped_every_line_says_so(tmp_path):
     path.write_text('{"source": ["a"]}\nnot json\n')
     message = r"corpus.jsonl: no valid aligned pairs: all 2 were malformed and skipped"
     with pytest.raises(MalformedInputError, match=message):
-        list(build_reader(lenient=True).read(str(path)))
+        list(corpus_reader(lenient=True).read(str(path)))
     with pytest.raises(MalformedInputError, match=message):
-        build_reader(lenient=True).count_instances(str(path), world_size=2)
+        corpus_reader(lenient=True).count_instances(str(path), world_size=2)

@@ -9,6 +9,7 @@ from allennlp.data.data_loaders import MultiProcessDataLoader
 from allennlp.data.fields import LabelField, TensorField
 
 from tests import CONFIGS_ROOT, FIXTURES_ROOT
+from tests.readers import glue_reader
 from tests.sharding import read_shards
 from tft_allennlp.common.glue_tasks import GLUE_TASKS
 from tft_allennlp.common.input_problems import InputProblems, MalformedInputError
@@ -17,23 +18,6 @@ from tft_allennlp.dataset_readers.glue_rows import glue_rows
 GLUE = FIXTURES_ROOT / "glue"
 
 FLUTE = "a man is play ##ing a f ##lu ##te ."
-
-
-def build_reader(task: str, **kwargs) -> DatasetReader:
-    return DatasetReader.from_params(
-        Params(
-            {
-                "type": "tft_glue",
-                "task": task,
-                "tokenizer": {
-                    "type": "pretrained_transformer",
-                    "model_name": os.environ["TFT_MODEL"],
-                    "add_special_tokens": False,
-                },
-                **kwargs,
-            }
-        )
-    )
 
 
 def texts(instance):
@@ -120,7 +104,7 @@ CASES = [
 
 @pytest.mark.parametrize("task, path, count, first_tokens, first_label", CASES)
 def test_reads_every_official_layout(task, path, count, first_tokens, first_label):
-    instances = list(build_reader(task).read(str(GLUE / path)))
+    instances = list(glue_reader(task).read(str(GLUE / path)))
     assert len(instances) == count
     first = instances[0]
     if first_tokens is not None:
@@ -136,7 +120,7 @@ def test_reads_every_official_layout(task, path, count, first_tokens, first_labe
 
 
 def test_pair_segment_ids_and_metadata():
-    reader = build_reader("mrpc")
+    reader = glue_reader("mrpc")
     first = next(iter(reader.read(str(GLUE / "MRPC/test.tsv"))))
     # [CLS] + 10 wordpieces + [SEP] in segment 0; 8 wordpieces + [SEP] in segment 1.
     assert [token.type_id for token in first["tokens"].tokens] == [0] * 12 + [1] * 9
@@ -146,25 +130,25 @@ def test_pair_segment_ids_and_metadata():
 
 
 def test_stray_quote_is_kept_as_text():
-    instances = list(build_reader("mrpc").read(str(GLUE / "MRPC/dev.tsv")))
+    instances = list(glue_reader("mrpc").read(str(GLUE / "MRPC/dev.tsv")))
     assert texts(instances[-1]) == (
         '[CLS] he called it " the best day . [SEP] the shop was closed . [SEP]'
     )
 
 
 def test_single_sentence_tasks_have_one_segment():
-    instance = next(iter(build_reader("cola").read(str(GLUE / "CoLA/train.tsv"))))
+    instance = next(iter(glue_reader("cola").read(str(GLUE / "CoLA/train.tsv"))))
     assert {token.type_id for token in instance["tokens"].tokens} == {0}
     assert instance["metadata"]["sentence2"] is None
 
 
 def test_malformed_row_names_file_and_line():
     with pytest.raises(MalformedInputError, match=r"QQP/train.tsv:5: wrong field count"):
-        list(build_reader("qqp").read(str(GLUE / "QQP/train.tsv")))
+        list(glue_reader("qqp").read(str(GLUE / "QQP/train.tsv")))
 
 
 def test_lenient_reading_skips_and_counts(caplog):
-    instances = list(build_reader("qqp", lenient=True).read(str(GLUE / "QQP/train.tsv")))
+    instances = list(glue_reader("qqp", lenient=True).read(str(GLUE / "QQP/train.tsv")))
     assert [i["metadata"]["index"] for i in instances] == ["0", "1", "2", "3", "4", "5"]
     assert "Skipped 2 malformed rows" in caplog.text
     assert "1 wrong field count" in caplog.text and "1 empty sentence" in caplog.text
@@ -174,10 +158,10 @@ def test_unknown_label_and_bad_header(tmp_path):
     bad_label = tmp_path / "rte.tsv"
     bad_label.write_text("index\tsentence1\tsentence2\tlabel\n0\tA b.\tC d.\tmaybe\n")
     with pytest.raises(MalformedInputError, match=r"rte.tsv:2: unknown label: 'maybe'"):
-        list(build_reader("rte").read(str(bad_label)))
+        list(glue_reader("rte").read(str(bad_label)))
     wrong_task = str(GLUE / "SST-2/train.tsv")
     with pytest.raises(ConfigurationError, match=r"train.tsv:1: expected a rte header"):
-        list(build_reader("rte").read(wrong_task))
+        list(glue_reader("rte").read(wrong_task))
 
 
 def test_invalid_utf8_names_the_line(tmp_path):
@@ -186,15 +170,15 @@ def test_invalid_utf8_names_the_line(tmp_path):
         b"index\tsentence1\tsentence2\tlabel\n0\tok\tfine\tentailment\n1\t\xff\tx\tentailment\n"
     )
     with pytest.raises(MalformedInputError, match=r"bad.tsv:3: invalid UTF-8"):
-        list(build_reader("rte").read(str(path)))
-    assert len(list(build_reader("rte", lenient=True).read(str(path)))) == 1
+        list(glue_reader("rte").read(str(path)))
+    assert len(list(glue_reader("rte", lenient=True).read(str(path)))) == 1
 
 
 def test_truncation_is_longest_first_and_counted(caplog):
     # Pair budget = 12 - 3 special tokens = 9. "a man is play ##ing a f ##lu ##te ." (10) and
     # "a man plays the f ##lu ##te ." (8): the longer one loses pieces until both are 5 long,
     # then the second one loses the tie: 5 + 4.
-    reader = build_reader("mrpc", max_length=12)
+    reader = glue_reader("mrpc", max_length=12)
     instances = list(reader.read(str(GLUE / "MRPC/train.tsv")))
     first = instances[0]
     assert texts(first) == "[CLS] a man is play ##ing [SEP] a man plays the [SEP]"
@@ -206,40 +190,40 @@ def test_truncation_is_longest_first_and_counted(caplog):
 
 def test_train_size_sample_is_deterministic_and_uniform():
     path = str(GLUE / "MRPC/train.tsv")
-    everything = [i["metadata"]["index"] for i in build_reader("mrpc").read(path)]
-    sample = [i["metadata"]["index"] for i in build_reader("mrpc", train_size=4, seed=7).read(path)]
-    again = [i["metadata"]["index"] for i in build_reader("mrpc", train_size=4, seed=7).read(path)]
-    other = [i["metadata"]["index"] for i in build_reader("mrpc", train_size=4, seed=8).read(path)]
+    everything = [i["metadata"]["index"] for i in glue_reader("mrpc").read(path)]
+    sample = [i["metadata"]["index"] for i in glue_reader("mrpc", train_size=4, seed=7).read(path)]
+    again = [i["metadata"]["index"] for i in glue_reader("mrpc", train_size=4, seed=7).read(path)]
+    other = [i["metadata"]["index"] for i in glue_reader("mrpc", train_size=4, seed=8).read(path)]
     assert sample == again
     assert len(sample) == 4 and set(sample) <= set(everything)
     # The same rows that random.Random(seed).sample over the whole file would pick.
     assert set(sample) == set(random.Random(7).sample(everything, 4))
     assert set(other) != set(sample)
-    assert len(list(build_reader("mrpc", train_size=100).read(path))) == 10
+    assert len(list(glue_reader("mrpc", train_size=100).read(path))) == 10
 
 
 def test_test_file_indexes_are_kept():
-    instances = list(build_reader("qqp").read(str(GLUE / "QQP/test.tsv")))
+    instances = list(glue_reader("qqp").read(str(GLUE / "QQP/test.tsv")))
     assert [i["metadata"]["index"] for i in instances] == ["0", "1", "2"]
 
 
 def test_sharding_reads_each_instance_exactly_once(monkeypatch):
     """Two distributed ranks x two loader workers: every row is read by exactly one of them."""
     path = str(GLUE / "MRPC/train.tsv")
-    shards = read_shards(monkeypatch, lambda: build_reader("mrpc"), path)
+    shards = read_shards(monkeypatch, lambda: glue_reader("mrpc"), path)
     assert [len(shard) for shard in shards] == [3, 2, 3, 2]
     seen = [i["metadata"]["index"] for shard in shards for i in shard]
-    expected = [i["metadata"]["index"] for i in build_reader("mrpc").read(path)]
+    expected = [i["metadata"]["index"] for i in glue_reader("mrpc").read(path)]
     assert sorted(seen) == sorted(expected)
     assert len(seen) == len(set(seen)) == 10
     # The count, made without tokenizing, is what each rank reads (over its two workers).
-    assert build_reader("mrpc").count_instances(path, 2) == [5, 5]
-    assert build_reader("mrpc").count_instances(path, 3) == [4, 3, 3]
-    assert build_reader("mrpc", train_size=7).count_instances(path, 2) == [4, 3]
+    assert glue_reader("mrpc").count_instances(path, 2) == [5, 5]
+    assert glue_reader("mrpc").count_instances(path, 3) == [4, 3, 3]
+    assert glue_reader("mrpc", train_size=7).count_instances(path, 2) == [4, 3]
 
 
 def test_indexers_are_attached_outside_text_to_instance():
-    reader = build_reader("rte")
+    reader = glue_reader("rte")
     instance = reader.text_to_instance("A man is here.", "Someone is here.", label="entailment")
     assert instance["tokens"]._token_indexers is None
     reader.apply_token_indexers(instance)
@@ -248,7 +232,7 @@ def test_indexers_are_attached_outside_text_to_instance():
 
 def test_configuration_errors():
     with pytest.raises(ConfigurationError, match="Unknown GLUE task 'sts'"):
-        build_reader("sts")
+        glue_reader("sts")
     with pytest.raises(ConfigurationError, match="add_special_tokens: false"):
         DatasetReader.from_params(
             Params(
@@ -263,14 +247,14 @@ def test_configuration_errors():
             )
         )
     with pytest.raises(ValueError, match="takes two sentences"):
-        build_reader("rte").text_to_instance("Only one.")
+        glue_reader("rte").text_to_instance("Only one.")
 
 
 def test_multi_process_loader_yields_each_row_once():
     """A real `MultiProcessDataLoader` with two workers reads what one process reads."""
     path = str(GLUE / "MRPC/train.tsv")
-    expected = sorted(i["metadata"]["index"] for i in build_reader("mrpc").read(path))
-    loader = MultiProcessDataLoader(build_reader("mrpc"), path, batch_size=3, num_workers=2)
+    expected = sorted(i["metadata"]["index"] for i in glue_reader("mrpc").read(path))
+    loader = MultiProcessDataLoader(glue_reader("mrpc"), path, batch_size=3, num_workers=2)
     seen = [i["metadata"]["index"] for i in loader.iter_instances()]
     assert sorted(seen) == expected and len(seen) == len(set(seen)) == 10
 
@@ -311,13 +295,13 @@ def test_a_hugging_face_dataset_gives_the_instances_of_the_tsv_file(task, file, 
     dataset = hub_dataset(task, tsv)
     dataset.save_to_disk(str(tmp_path / "saved"))
     dataset.to_parquet(str(tmp_path / "split.parquet"))
-    expected = summaries(build_reader(task).read(str(tsv)))
+    expected = summaries(glue_reader(task).read(str(tsv)))
     for path in (tmp_path / "saved", tmp_path / "split.parquet"):
-        assert summaries(build_reader(task).read(str(path))) == expected, path
+        assert summaries(glue_reader(task).read(str(path))) == expected, path
     # The seeded subsample picks the same examples from either source.
     if len(expected) > 2:
-        assert summaries(build_reader(task, train_size=2).read(str(tsv))) == summaries(
-            build_reader(task, train_size=2).read(str(tmp_path / "saved"))
+        assert summaries(glue_reader(task, train_size=2).read(str(tsv))) == summaries(
+            glue_reader(task, train_size=2).read(str(tmp_path / "saved"))
         )
 
 
@@ -335,8 +319,8 @@ def test_a_hub_name_loads_a_split_with_load_dataset(tmp_path, monkeypatch):
         "  - split: train\n    path: mrpc/train-*\n"
         "  - split: validation\n    path: mrpc/validation-*\n---\n"
     )
-    instances = list(build_reader("mrpc").read(f"hf:{repository}:mrpc:validation"))
-    assert summaries(instances) == summaries(build_reader("mrpc").read(str(GLUE / "MRPC/dev.tsv")))
+    instances = list(glue_reader("mrpc").read(f"hf:{repository}:mrpc:validation"))
+    assert summaries(instances) == summaries(glue_reader("mrpc").read(str(GLUE / "MRPC/dev.tsv")))
     # GLUE_DIR=hf:NAME points the GLUE configs at the dataset's config and splits.
     monkeypatch.setenv("GLUE_DIR", f"hf:{repository}")
     for task, dev in (("mrpc", "validation"), ("mnli", "validation_matched")):
@@ -344,7 +328,7 @@ def test_a_hub_name_loads_a_split_with_load_dataset(tmp_path, monkeypatch):
         assert params["train_data_path"] == f"hf:{repository}:{task}:train"
         assert params["validation_data_path"] == f"hf:{repository}:{task}:{dev}"
     with pytest.raises(ConfigurationError, match="hf:NAME"):
-        list(build_reader("mrpc").read("hf:nyu-mll/glue"))
+        list(glue_reader("mrpc").read("hf:nyu-mll/glue"))
 
 
 def test_dataset_problems_name_the_dataset_and_row(tmp_path):
@@ -355,19 +339,19 @@ def test_dataset_problems_name_the_dataset_and_row(tmp_path):
     )
     bad.save_to_disk(str(tmp_path / "bad"))
     with pytest.raises(MalformedInputError, match=r"bad:2: empty sentence"):
-        list(build_reader("rte").read(str(tmp_path / "bad")))
+        list(glue_reader("rte").read(str(tmp_path / "bad")))
     wrong = datasets.Dataset.from_dict({"premise": ["a"], "label": [0]})
     wrong.save_to_disk(str(tmp_path / "wrong"))
     with pytest.raises(ConfigurationError, match="no 'sentence1' column"):
-        list(build_reader("rte").read(str(tmp_path / "wrong")))
+        list(glue_reader("rte").read(str(tmp_path / "wrong")))
     classes = datasets.Dataset.from_dict({"sentence1": ["a"], "sentence2": ["b"], "label": [2]})
     classes.save_to_disk(str(tmp_path / "classes"))
     with pytest.raises(MalformedInputError, match=r"classes:1: unknown label: class 2"):
-        list(build_reader("rte").read(str(tmp_path / "classes")))
+        list(glue_reader("rte").read(str(tmp_path / "classes")))
     both = datasets.DatasetDict({"train": bad, "test": bad})
     both.save_to_disk(str(tmp_path / "both"))
     with pytest.raises(ConfigurationError, match="holds the splits"):
-        list(build_reader("rte").read(str(tmp_path / "both")))
+        list(glue_reader("rte").read(str(tmp_path / "both")))
 
 
 @pytest.mark.parametrize("score", ["7.5", "-1", "nan", "inf"])
@@ -377,8 +361,8 @@ def test_sts_b_scores_outside_zero_to_five_are_bad_rows(score, tmp_path):
     lines[2] = "\t".join(fields[:-1] + [score])
     (tmp_path / "dev.tsv").write_text("\n".join(lines) + "\n")
     with pytest.raises(MalformedInputError, match=r"dev.tsv:3: unknown label: score"):
-        list(build_reader("stsb").read(str(tmp_path / "dev.tsv")))
-    assert len(list(build_reader("stsb", lenient=True).read(str(tmp_path / "dev.tsv")))) == 5
+        list(glue_reader("stsb").read(str(tmp_path / "dev.tsv")))
+    assert len(list(glue_reader("stsb", lenient=True).read(str(tmp_path / "dev.tsv")))) == 5
 
 
 @pytest.mark.parametrize(
@@ -396,10 +380,10 @@ def test_sts_b_scores_outside_zero_to_five_are_bad_rows(score, tmp_path):
 def test_a_file_without_rows_is_an_error_naming_it(tmp_path, content, lenient, message):
     path = tmp_path / "dev.tsv"
     path.write_text(content)
-    reader = build_reader("mrpc", lenient=lenient)
+    reader = glue_reader("mrpc", lenient=lenient)
     with pytest.raises(MalformedInputError, match=rf"dev.tsv: .*{message}"):
         list(reader.read(str(path)))
     with pytest.raises(MalformedInputError, match=rf"dev.tsv: .*{message}"):
         reader.count_instances(str(path))
     with pytest.raises(MalformedInputError, match=rf"dev.tsv: .*{message}"):
-        list(build_reader("mrpc", lenient=lenient, train_size=5).read(str(path)))
+        list(glue_reader("mrpc", lenient=lenient, train_size=5).read(str(path)))

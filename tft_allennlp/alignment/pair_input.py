@@ -5,10 +5,9 @@ JSON lines, streamed with their line numbers.
 
 import collections
 import itertools
-import json
 from typing import Iterator, Optional, Tuple
 
-from tft_allennlp.common.input_problems import InputProblems, read_lines
+from tft_allennlp.common.input_problems import InputProblems, parse_json, read_lines
 
 MRPC_HEADER = ["Quality", "#1 ID", "#2 ID", "#1 String", "#2 String"]
 TSV_HEADER = ["sentence1", "sentence2"]
@@ -77,9 +76,9 @@ def _parse(
 ) -> Optional[Tuple[str, ...]]:
     if layout == "jsonl":
         try:
-            record = json.loads(text)
-        except json.JSONDecodeError as error:
-            problems.reject(number, f"invalid JSON: {error.msg} at column {error.colno}")
+            record = parse_json(text)
+        except ValueError as error:
+            problems.reject(number, str(error))
             return None
         if not isinstance(record, dict) or not all(
             isinstance(record.get(key), str) for key in ("sentence1", "sentence2")

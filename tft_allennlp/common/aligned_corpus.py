@@ -17,10 +17,9 @@ The aligned paraphrase corpus: one JSON object per line, written by `allennlp tf
 - Other keys (the aligner writes the input's `line`) are ignored.
 """
 
-import json
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-from tft_allennlp.common.input_problems import InputProblems, decode_line
+from tft_allennlp.common.input_problems import InputProblems, decode_line, parse_json, shown
 
 Span = Tuple[int, int]
 """An inclusive `(start, end)` word span."""
@@ -67,12 +66,7 @@ def parse_record(number: int, raw: bytes, problems: InputProblems) -> Optional[A
     if text is None:
         return None
     try:
-        record = json.loads(text)
-    except json.JSONDecodeError as error:
-        problems.reject(number, f"invalid JSON: {error.msg} at column {error.colno}")
-        return None
-    try:
-        return validate_record(number, record)
+        return validate_record(number, parse_json(text))
     except ValueError as error:
         problems.reject(number, str(error))
         return None
@@ -94,20 +88,7 @@ def validate_record(number: int, record: Any) -> AlignedPair:
         words[side] = value
 
     def span(value: Any, side: str, what: str) -> Span:
-        if (
-            not isinstance(value, (list, tuple))
-            or len(value) != 2
-            or not all(isinstance(i, int) and not isinstance(i, bool) for i in value)
-        ):
-            raise ValueError(f"malformed span: {what} {value!r} is not [start, end]")
-        start, end = value
-        if start > end:
-            raise ValueError(f"reversed span: {what} {list(value)} has start > end")
-        if start < 0 or end >= len(words[side]):
-            raise ValueError(
-                f"span out of range: {what} {list(value)} for {len(words[side])} {side} words"
-            )
-        return start, end
+        return check_span(value, len(words[side]), what, f"{side} words")
 
     phrases: Dict[str, List[Span]] = {}
     for side in ("source", "target"):
@@ -130,3 +111,23 @@ def validate_record(number: int, record: Any) -> AlignedPair:
     return AlignedPair(
         number, words["source"], words["target"], phrases["source"], phrases["target"], alignments
     )
+
+
+def check_span(value: Any, num_words: int, what: str, words: str = "words") -> Span:
+    """
+    `value` as an inclusive `(start, end)` word span of a sentence of `num_words` words, or a
+    `ValueError` saying what is wrong: not two integers, reversed, or out of range. The one
+    check of a span, for the corpus and for the predictors' input.
+    """
+    if (
+        not isinstance(value, (list, tuple))
+        or len(value) != 2
+        or not all(isinstance(i, int) and not isinstance(i, bool) for i in value)
+    ):
+        raise ValueError(f"malformed span: {what} {shown(value)} is not [start, end], two integers")
+    start, end = value
+    if start > end:
+        raise ValueError(f"reversed span: {what} [{start}, {end}] has start > end")
+    if start < 0 or end >= num_words:
+        raise ValueError(f"span out of range: {what} [{start}, {end}] for {num_words} {words}")
+    return start, end

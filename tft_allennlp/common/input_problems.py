@@ -7,8 +7,9 @@ end. Nothing is dropped without a trace.
 """
 
 import collections
+import json
 import logging
-from typing import Iterable, Iterator, Optional, Tuple, TypeVar
+from typing import Any, Iterable, Iterator, Optional, Tuple, TypeVar
 
 logger = logging.getLogger(__name__)
 
@@ -130,3 +131,17 @@ def decode_line(
         problems.reject(line_number, f"line too long: {len(text)} characters > {max_line_chars}")
         return None
     return text
+
+
+def parse_json(text: str) -> Any:
+    """The JSON value of one line; `ValueError` with the readers' wording if it is not JSON."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"invalid JSON: {error.msg} at column {error.colno}") from None
+
+
+def shown(value: Any, limit: int = 40) -> str:
+    """`value` as JSON on one line, cut to about `limit` characters, for messages."""
+    text = json.dumps(value, default=repr)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -5,15 +5,12 @@ One JSON input of a predictor, parsed and checked field by field, so that a bad 
 for it and before it can fail deep inside the tokenizer or the model.
 """
 
-import json
-from typing import Any, List, NoReturn, Tuple, Union
+from typing import Any, List, NoReturn, Union
 
 from allennlp.common.util import JsonDict
 
-from tft_allennlp.common.input_problems import MalformedInputError
-
-Span = Tuple[int, int]
-PhrasePair = Tuple[Span, Span]
+from tft_allennlp.common.aligned_corpus import PhrasePair, Span, check_span
+from tft_allennlp.common.input_problems import MalformedInputError, parse_json, shown
 
 
 class InputRecord:
@@ -33,7 +30,7 @@ class InputRecord:
     def __init__(self, record: Any, where: str = "input") -> None:
         self.where = where
         if not isinstance(record, dict):
-            self.reject(f"expected a JSON object, not {_shown(record)}")
+            self.reject(f"expected a JSON object, not {shown(record)}")
         self.record: JsonDict = record
 
     @classmethod
@@ -44,11 +41,9 @@ class InputRecord:
         """
         where = f"input line {number}"
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise MalformedInputError(
-                f"{where}: invalid JSON: {error.msg} at column {error.colno}"
-            ) from None
+            record = parse_json(line)
+        except ValueError as error:
+            raise MalformedInputError(f"{where}: {error}") from None
         return cls(record, where)
 
     def reject(self, reason: str) -> NoReturn:
@@ -61,7 +56,7 @@ class InputRecord:
         """The field `key`: text with something besides whitespace."""
         value = self.record.get(key)
         if not isinstance(value, str) or not value.strip():
-            self.reject(f"{key!r} must be non-empty text, not {_shown(value)}")
+            self.reject(f"{key!r} must be non-empty text, not {shown(value)}")
         return value
 
     def words_or_text(self, words_key: str, text_key: str) -> Union[List[str], str]:
@@ -71,11 +66,11 @@ class InputRecord:
         if words_key in self.record:
             value = self.record[words_key]
             if not isinstance(value, (list, tuple)) or not value:
-                self.reject(f"{words_key!r} must be a non-empty list of words, not {_shown(value)}")
+                self.reject(f"{words_key!r} must be a non-empty list of words, not {shown(value)}")
             for index, word in enumerate(value):
                 if not isinstance(word, str) or not word.strip():
                     self.reject(
-                        f"{words_key!r} word {index} must be non-empty text, not {_shown(word)}"
+                        f"{words_key!r} word {index} must be non-empty text, not {shown(word)}"
                     )
             return list(value)
         if text_key in self.record:
@@ -97,7 +92,7 @@ class InputRecord:
                 or not all(isinstance(span, (list, tuple)) for span in pair)
             ):
                 self.reject(
-                    f"malformed phrase pair: {what} {_shown(pair)} is not "
+                    f"malformed phrase pair: {what} {shown(pair)} is not "
                     f"[source span, target span] (one pair: {key} [[[0, 1], [2, 3]]])"
                 )
             pairs.append(
@@ -111,26 +106,12 @@ class InputRecord:
     def _list(self, key: str) -> List[Any]:
         value = self.record.get(key)
         if not isinstance(value, (list, tuple)):
-            self.reject(f"{key!r} must be a list, not {_shown(value)}")
+            self.reject(f"{key!r} must be a list, not {shown(value)}")
         return value
 
     def _span(self, value: Any, what: str, words: List[str]) -> Span:
         """An inclusive `[start, end]` span of `words`."""
-        if (
-            not isinstance(value, (list, tuple))
-            or len(value) != 2
-            or not all(isinstance(i, int) and not isinstance(i, bool) for i in value)
-        ):
-            self.reject(f"malformed span: {what} {_shown(value)} is not [start, end], two integers")
-        start, end = value
-        if start > end:
-            self.reject(f"reversed span: {what} [{start}, {end}] has start > end")
-        if start < 0 or end >= len(words):
-            self.reject(f"span out of range: {what} [{start}, {end}] for {len(words)} words")
-        return start, end
-
-
-def _shown(value: Any, limit: int = 40) -> str:
-    """`value` as JSON on one line, cut to about `limit` characters."""
-    shown = json.dumps(value, default=repr)
-    return shown if len(shown) <= limit else shown[: limit - 3] + "..."
+        try:
+            return check_span(value, len(words), what)
+        except ValueError as error:
+            self.reject(str(error))
