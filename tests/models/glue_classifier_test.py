@@ -64,8 +64,8 @@ class TestGlueClassifier(ModelTestCase):
             vectors = self.model._text_field_embedder(batch.as_tensor_dict()["tokens"])[:, 0, :]
             centre = vectors.mean(0)
             direction = vectors[gold == 1].mean(0) - vectors[gold == 0].mean(0)
-            self.model._output_layer.weight.copy_(torch.stack([-direction, direction]))
-            self.model._output_layer.bias.copy_(
+            self.model._task_output._output_layer.weight.copy_(torch.stack([-direction, direction]))
+            self.model._task_output._output_layer.bias.copy_(
                 torch.stack([centre @ direction, -(centre @ direction)])
             )
         outputs = self.model.forward_on_instances(self.instances)

@@ -28,5 +28,5 @@ def test_a_users_initializer_applies_after_the_classifier_initialisation():
         "regexes": [["_output_layer.bias", {"type": "constant", "val": 0.5}]]
     }
     model = Model.from_params(vocab=vocab, params=model_params)
-    assert torch.equal(model._output_layer.bias, torch.full((2,), 0.5))
-    assert abs(model._output_layer.weight.std().item() - 0.02) < 0.01
+    assert torch.equal(model._task_output._output_layer.bias, torch.full((2,), 0.5))
+    assert abs(model._task_output._output_layer.weight.std().item() - 0.02) < 0.01

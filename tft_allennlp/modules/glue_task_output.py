@@ -1,0 +1,149 @@
+from typing import Dict, Optional
+
+import torch
+from allennlp.data import Vocabulary
+from allennlp.training.metrics import CategoricalAccuracy, F1Measure, Metric
+
+from tft_allennlp.common.glue_tasks import GlueTask, get_glue_task
+from tft_allennlp.nn.initializers import classifier_initializer
+from tft_allennlp.nn.util import mean_loss
+from tft_allennlp.training.metrics import (
+    MatthewsCorrelation,
+    PearsonCorrelation,
+    SpearmanCorrelation,
+)
+
+
+class GlueTaskOutput(torch.nn.Module):
+    """
+    What BERT puts on top of an example's vector for one GLUE task: dropout, one linear layer
+    initialised like BERT's classifier (normal, std 0.02; zero bias), cross-entropy over the
+    task's labels or mean squared error for the regression task STS-B, and GLUE's metrics for the
+    task (`tft_allennlp.common.glue_tasks`), with `combined_score` as their mean where a task has
+    two. The one implementation of a GLUE task's output, shared by the cross-encoder
+    (`tft_glue_classifier`) and the models that build the example's vector otherwise.
+
+    # Parameters
+
+    vocab : `Vocabulary`
+        Holds the labels in `label_namespace` (unused for regression).
+    task : `str`
+        The GLUE task name: regression or classification, metrics, positive class for F1.
+    input_dim : `int`
+        Size of the example vectors.
+    dropout : `float`, optional (default = `0.1`)
+    label_namespace : `str`, optional (default = `"labels"`)
+    """
+
+    def __init__(
+        self,
+        vocab: Vocabulary,
+        task: str,
+        input_dim: int,
+        dropout: float = 0.1,
+        label_namespace: str = "labels",
+    ) -> None:
+        super().__init__()
+        self.vocab = vocab
+        self.task: GlueTask = get_glue_task(task)
+        self._label_namespace = label_namespace
+        self._dropout = torch.nn.Dropout(dropout)
+        num_outputs = 1 if self.task.is_regression else vocab.get_vocab_size(label_namespace)
+        self._output_layer = torch.nn.Linear(input_dim, num_outputs)
+        classifier_initializer("_output_layer")(self)
+        self._metrics: Dict[str, Metric] = {name: self._metric(name) for name in self.task.metrics}
+        # Some metrics (F1) raise when read before any update; report 0.0 until then.
+        self._metrics_updated = False
+
+    def _metric(self, name: str) -> Metric:
+        if name == "accuracy":
+            return CategoricalAccuracy()
+        if name == "f1":
+            positive = self.vocab.get_token_index(self.task.positive_label, self._label_namespace)
+            return F1Measure(positive_label=positive)
+        if name == "mcc":
+            return MatthewsCorrelation()
+        if name == "pearson":
+            return PearsonCorrelation()
+        if name == "spearman":
+            return SpearmanCorrelation()
+        raise ValueError(f"No metric named {name!r}.")
+
+    def forward(
+        self, vector: torch.Tensor, label: Optional[torch.Tensor] = None
+    ) -> Dict[str, torch.Tensor]:
+        """
+        # Parameters
+
+        vector : `torch.Tensor`
+            Shape `(batch_size, input_dim)`: one vector per example.
+        label : `torch.Tensor`, optional
+            Shape `(batch_size,)`: class indices, or float scores for regression.
+
+        # Returns
+
+        `logits` and `probs` of shape `(batch_size, num_labels)` for classification or `score`
+        of shape `(batch_size,)` for regression, and `loss` when labels are given: the mean
+        over the examples of all distributed workers (`tft_allennlp.nn.util.mean_loss`), and
+        none for an empty padding batch in evaluation.
+        """
+        # Shape: (batch_size, num_outputs)
+        logits = self._output_layer(self._dropout(vector))
+        output: Dict[str, torch.Tensor] = {}
+        if self.task.is_regression:
+            # Shape: (batch_size,)
+            score = logits.squeeze(-1)
+            output["score"] = score
+            if label is not None:
+                gold = label.to(score.dtype).view(-1)
+                losses = torch.nn.functional.mse_loss(score, gold, reduction="none")
+                self._add_loss(output, losses, logits)
+                self._update_metrics(score, gold)
+        else:
+            output["logits"] = logits
+            output["probs"] = torch.nn.functional.softmax(logits, dim=-1)
+            if label is not None:
+                gold = label.long().view(-1)
+                losses = torch.nn.functional.cross_entropy(logits, gold, reduction="none")
+                self._add_loss(output, losses, logits)
+                self._update_metrics(logits, gold)
+        return output
+
+    def _add_loss(
+        self, output: Dict[str, torch.Tensor], losses: torch.Tensor, logits: torch.Tensor
+    ) -> None:
+        loss = mean_loss(losses, logits, self.training)
+        if loss is not None:
+            output["loss"] = loss
+
+    def _update_metrics(self, predictions: torch.Tensor, gold: torch.Tensor) -> None:
+        for metric in self._metrics.values():
+            metric(predictions, gold)
+        self._metrics_updated = True
+
+    def make_output_human_readable(
+        self, output_dict: Dict[str, torch.Tensor]
+    ) -> Dict[str, torch.Tensor]:
+        """Adds `label`, the predicted label string of each example (classification only)."""
+        if not self.task.is_regression:
+            predictions = output_dict["probs"].argmax(dim=-1).tolist()
+            output_dict["label"] = [  # type: ignore
+                self.vocab.get_token_from_index(index, namespace=self._label_namespace)
+                for index in predictions
+            ]
+        return output_dict
+
+    def get_metrics(self, reset: bool = False) -> Dict[str, float]:
+        # Plain floats only: numpy scalars in the training state break `--recover` under
+        # torch's `weights_only` loading.
+        metrics: Dict[str, float] = {}
+        for name, metric in self._metrics.items():
+            value = metric.get_metric(reset) if self._metrics_updated else 0.0
+            if isinstance(value, dict):
+                value = value[name]
+            metrics[name] = float(value)
+        if reset:
+            self._metrics_updated = False
+        if len(metrics) > 1:
+            metrics["combined_score"] = sum(metrics.values()) / len(metrics)
+        return metrics
