@@ -1,7 +1,9 @@
 from allennlp.commands.subcommand import Subcommand
 from allennlp.data import DatasetReader
 from allennlp.data.data_loaders import DataLoader
+from allennlp.data.data_loaders.multitask_scheduler import MultiTaskScheduler
 from allennlp.models import Model
+from allennlp.models.heads import Head
 from allennlp.modules.span_extractors import SpanExtractor
 from allennlp.modules.token_embedders import TokenEmbedder
 from allennlp.predictors import Predictor
@@ -13,24 +15,36 @@ from allennlp.training.metrics import Metric
 import tft_allennlp  # noqa: F401
 from tft_allennlp.dataset_readers.negative_samplers import NegativeSampler
 from tft_allennlp.modules.phrase_pair_features import PhrasePairFeatures
+from tft_allennlp.modules.siamese_losses import SiameseLoss
 
 REGISTERED = [
     (DatasetReader, "tft_glue", "GlueTsvReader"),
     (DatasetReader, "tft_aligned_paraphrases", "AlignedParaphrasesReader"),
     (Model, "tft_glue_classifier", "GlueClassifier"),
     (Model, "tft_paraphrase_injector", "ParaphraseInjector"),
+    (Model, "tft_siamese_pair_classifier", "SiamesePairClassifier"),
     (Predictor, "tft_sentence_pair", "SentencePairPredictor"),
     (Predictor, "tft_phrase_pairs", "PhrasePairsPredictor"),
     (Metric, "tft_matthews_correlation", "MatthewsCorrelation"),
     (Metric, "tft_pearson_correlation", "PearsonCorrelation"),
     (Metric, "tft_spearman_correlation", "SpearmanCorrelation"),
     (DataLoader, "tft_streaming", "StreamingDataLoader"),
+    (DataLoader, "tft_multitask", "CountingMultiTaskDataLoader"),
+    (MultiTaskScheduler, "tft_sequential", "SequentialScheduler"),
+    (MultiTaskScheduler, "tft_shuffled", "ShuffledScheduler"),
+    (Model, "tft_glue_multitask", "GlueMultiTaskModel"),
+    (Head, "tft_glue_head", "GlueHead"),
     (NegativeSampler, "tft_paper", "PaperNegativeSampler"),
     (TokenEmbedder, "tft_pretrained_transformer", "TftPretrainedTransformerEmbedder"),
     (SpanExtractor, "tft_max_pooling", "MaxPoolingSpanExtractor"),
     (SpanExtractor, "tft_mean_pooling", "MeanPoolingSpanExtractor"),
     (PhrasePairFeatures, "tft_elaborate", "ElaborateFeatures"),
     (PhrasePairFeatures, "tft_concat", "ConcatFeatures"),
+    (PhrasePairFeatures, "tft_concat_difference", "ConcatDifferenceFeatures"),
+    (SiameseLoss, "tft_softmax", "SoftmaxLoss"),
+    (SiameseLoss, "tft_cosine_mse", "CosineMseLoss"),
+    (SiameseLoss, "tft_cosine_embedding", "CosineEmbeddingLoss"),
+    (SiameseLoss, "tft_multiple_negatives_ranking", "MultipleNegativesRankingLoss"),
     (LearningRateScheduler, "tft_linear_with_warmup_fraction", "LinearWithWarmupFraction"),
     (TrainerCallback, "tft_stop_after_decreases", "StopAfterDecreases"),
     (TrainerCallback, "tft_rng_checkpoint", "RngCheckpoint"),

@@ -387,3 +387,47 @@ def test_a_file_without_rows_is_an_error_naming_it(tmp_path, content, lenient, m
         reader.count_instances(str(path))
     with pytest.raises(MalformedInputError, match=rf"dev.tsv: .*{message}"):
         list(glue_reader("mrpc", lenient=lenient, train_size=5).read(str(path)))
+
+
+def test_separate_pair_encoding_gives_each_sentence_its_own_field():
+    """`pair_encoding: "separate"` (Siamese models): each sentence alone, in its own field."""
+    reader = glue_reader("mrpc", pair_encoding="separate")
+    instances = list(reader.read(str(GLUE / "MRPC/train.tsv")))
+    first = instances[0]
+    assert set(first.fields) == {"tokens1", "tokens2", "label", "metadata"}
+    assert [token.text for token in first["tokens1"].tokens] == f"[CLS] {FLUTE} [SEP]".split()
+    assert [token.text for token in first["tokens2"].tokens] == (
+        "[CLS] a man plays the f ##lu ##te . [SEP]".split()
+    )
+    # The single-sentence layout: one segment each.
+    assert {token.type_id for token in first["tokens2"].tokens} == {0}
+    assert first["label"].label == "1"
+    assert first["metadata"]["sentence2"] == "A man plays the flute."
+    assert first["tokens1"].token_indexers.keys() == {"tokens"}
+    assert first["tokens2"].token_indexers.keys() == {"tokens"}
+    # Unlabelled test rows and STS-B's scores come as in the cross encoding.
+    assert "label" not in next(iter(reader.read(str(GLUE / "MRPC/test.tsv"))))
+    stsb = glue_reader("stsb", pair_encoding="separate").read(str(GLUE / "STS-B/train.tsv"))
+    assert next(iter(stsb))["label"].tensor.item() == pytest.approx(4.8)
+
+
+def test_separate_pair_encoding_truncates_each_sentence_from_its_end(caplog):
+    # 10 wordpieces per sentence, [CLS] and [SEP] included: the first sentence (10 pieces)
+    # loses its last two; the second (8) is kept whole, not shortened to match (no longest
+    # first across the pair).
+    reader = glue_reader("mrpc", pair_encoding="separate", max_length=10)
+    first = list(reader.read(str(GLUE / "MRPC/train.tsv")))[0]
+    assert [t.text for t in first["tokens1"].tokens] == (
+        "[CLS] a man is play ##ing a f ##lu [SEP]".split()
+    )
+    assert [t.text for t in first["tokens2"].tokens] == (
+        "[CLS] a man plays the f ##lu ##te . [SEP]".split()
+    )
+    assert "examples" in caplog.text and "wordpieces (each sentence)" in caplog.text
+
+
+def test_pair_encoding_errors():
+    with pytest.raises(ConfigurationError, match="pair_encoding must be one of cross, separate"):
+        glue_reader("mrpc", pair_encoding="siamese")
+    with pytest.raises(ConfigurationError, match="needs a sentence-pair task, not cola"):
+        glue_reader("cola", pair_encoding="separate")

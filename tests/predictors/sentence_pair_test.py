@@ -4,9 +4,11 @@ import subprocess
 import sys
 
 import pytest
+import torch
 from allennlp.commands.train import train_model_from_file
 from allennlp.common import Params
-from allennlp.data import DatasetReader
+from allennlp.common.checks import ConfigurationError
+from allennlp.data import Batch, DatasetReader
 from allennlp.predictors import Predictor
 
 from tests import CONFIGS_ROOT, PROJECT_ROOT
@@ -151,3 +153,64 @@ def test_allennlp_predict_finds_the_plugin(archives, tmp_path, include_package):
     predictions = [json.loads(line) for line in output.read_text().splitlines()]
     assert len(predictions) == 2
     assert all(p["label"] in {"0", "1"} and len(p["probs"]) == 2 for p in predictions)
+
+
+@pytest.fixture(scope="module")
+def siamese(tmp_path_factory, tiny_bert):
+    """A Siamese MRPC archive trained for one epoch from its config on the fixtures."""
+    directory = tmp_path_factory.mktemp("siamese")
+    train_model_from_file(
+        CONFIGS_ROOT / "siamese/mrpc_softmax.jsonnet",
+        directory,
+        overrides=json.dumps({"trainer.num_epochs": 1, "data_loader.batch_size": 4}),
+        force=True,
+    )
+    return str(directory / "model.tar.gz")
+
+
+def pooled(predictor, pair):
+    """The model's own pooled vectors of the pair's two sentences."""
+    instance = predictor._dataset_reader.text_to_instance(pair["sentence1"], pair["sentence2"])
+    predictor._dataset_reader.apply_token_indexers(instance)
+    batch = Batch([instance])
+    batch.index_instances(predictor._model.vocab)
+    tensors = batch.as_tensor_dict()
+    with torch.no_grad():
+        return [
+            predictor._model.embed(tensors[field])[0].tolist() for field in ("tokens1", "tokens2")
+        ]
+
+
+def test_siamese_embeddings_on_request(siamese):
+    predictor = Predictor.from_path(siamese)
+    assert type(predictor).__name__ == "SentencePairPredictor"
+    plain = predictor.predict_json(PAIR)
+    assert plain["label"] in {"0", "1"} and len(plain["probs"]) == 2
+    assert "embedding1" not in plain and "embedding2" not in plain
+    asked = predictor.predict_json({**PAIR, "return_embeddings": True})
+    assert asked["probs"] == pytest.approx(plain["probs"], abs=1e-6)
+    expected = pooled(predictor, PAIR)
+    assert asked["embedding1"] == pytest.approx(expected[0], abs=1e-5)
+    assert asked["embedding2"] == pytest.approx(expected[1], abs=1e-5)
+    batch = predictor.predict_batch_json([PAIR, {**PAIR, "return_embeddings": True}])
+    assert "embedding1" not in batch[0]
+    assert batch[1]["embedding2"] == pytest.approx(expected[1], abs=1e-5)
+
+
+def test_siamese_embeddings_by_predictor_option(siamese):
+    predictor = Predictor.from_path(siamese, return_embeddings=True)
+    output = predictor.predict_json(PAIR)
+    assert len(output["embedding1"]) == len(output["embedding2"]) == 32
+    # A line's own choice wins over the option.
+    assert "embedding1" not in predictor.predict_json({**PAIR, "return_embeddings": False})
+
+
+def test_return_embeddings_problems(siamese, predictor, archives):
+    siamese_predictor = Predictor.from_path(siamese)
+    with pytest.raises(MalformedInputError, match="input line 1: 'return_embeddings' must be"):
+        unread(siamese_predictor).load_line(json.dumps({**PAIR, "return_embeddings": "yes"}))
+    # A cross-encoder has no sentence embeddings to return.
+    with pytest.raises(MalformedInputError, match="only a Siamese model"):
+        predictor.predict_json({**PAIR, "return_embeddings": True})
+    with pytest.raises(ConfigurationError, match="only a Siamese model"):
+        Predictor.from_path(archives["mrpc"], return_embeddings=True)

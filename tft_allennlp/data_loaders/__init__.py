@@ -1,1 +1,3 @@
+from tft_allennlp.data_loaders import schedulers
+from tft_allennlp.data_loaders.multitask_data_loader import CountingMultiTaskDataLoader
 from tft_allennlp.data_loaders.streaming_data_loader import StreamingDataLoader

@@ -16,6 +16,9 @@ logger = logging.getLogger(__name__)
 
 _NO_ROWS = "the file is empty or holds only its header"
 
+PAIR_ENCODINGS = ("cross", "separate")
+"""`pair_encoding`: both sentences in one sequence, or each in its own (Siamese models)."""
+
 
 @DatasetReader.register("tft_glue")
 class GlueTsvReader(DatasetReader):
@@ -31,9 +34,14 @@ class GlueTsvReader(DatasetReader):
     files are read with no quoting (GLUE has stray quotes), a UTF-8 byte-order mark is ignored.
     Rows are streamed and sharded across distributed and data-loader workers.
 
-    Instances have a `tokens` `TextField`, a `label` (`LabelField` in the `labels` namespace, or a
-    float `TensorField` for STS-B) when the file has labels, and a `metadata` field with the raw
-    sentences, the example id and the source line.
+    With `pair_encoding: "separate"` the two sentences of a pair task are encoded apart, for
+    Siamese models (`tft_siamese_pair_classifier`): `tokens1` and `tokens2` each hold one
+    sentence in the tokenizer's single-sentence layout (`[CLS] sentence [SEP]`, `<s> sentence
+    </s>`, ...), in place of `tokens`.
+
+    Instances have a `tokens` `TextField` (or `tokens1` and `tokens2`), a `label` (`LabelField`
+    in the `labels` namespace, or a float `TensorField` for STS-B) when the file has labels, and
+    a `metadata` field with the raw sentences, the example id and the source line.
 
     Registered as a `DatasetReader` with name "tft_glue".
 
@@ -51,7 +59,12 @@ class GlueTsvReader(DatasetReader):
     max_length : `int`, optional (default = `128`)
         Maximum number of wordpieces including special tokens. Longer examples lose wordpieces
         from the end of the longer sentence first ("longest first"); how many examples were
-        truncated is logged after each read.
+        truncated is logged after each read. With `pair_encoding: "separate"` the limit holds
+        for each sentence on its own, which loses wordpieces from its end.
+    pair_encoding : `str`, optional (default = `"cross"`)
+        `"cross"`: both sentences in one sequence, `tokens` (cross-encoders such as
+        `tft_glue_classifier`). `"separate"`: each sentence in its own sequence, `tokens1` and
+        `tokens2` (Siamese models); pair tasks only.
     train_size : `int`, optional (default = `None`)
         If given, read only this many examples, a uniform random sample of the file's rows chosen
         with `seed` (the paper's low-resource settings: 1k, 5k, 10k, 20k). All rows if the file
@@ -76,12 +89,22 @@ class GlueTsvReader(DatasetReader):
         train_size: Optional[int] = None,
         seed: int = 13370,
         lenient: bool = False,
+        pair_encoding: str = "cross",
         **kwargs,
     ) -> None:
         super().__init__(
             manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs
         )
         self._task: GlueTask = get_glue_task(task)
+        if pair_encoding not in PAIR_ENCODINGS:
+            raise ConfigurationError(
+                f"pair_encoding must be one of {', '.join(PAIR_ENCODINGS)}, not {pair_encoding!r}."
+            )
+        if pair_encoding == "separate" and not self._task.is_pair:
+            raise ConfigurationError(
+                f"pair_encoding 'separate' needs a sentence-pair task, not {self._task.name}."
+            )
+        self._pair_encoding = pair_encoding
         self.encoder = PairEncoder(tokenizer, max_length, "tft_glue")
         self._token_indexers = token_indexers or self.encoder.default_indexers()
         self._max_length = max_length
@@ -110,11 +133,12 @@ class GlueTsvReader(DatasetReader):
             )
         if self._num_truncated:
             logger.warning(
-                "Truncated %d of %d examples of %s to %d wordpieces (longest first).",
+                "Truncated %d of %d examples of %s to %d wordpieces (%s).",
                 self._num_truncated,
                 num_read,
                 file_path,
                 self._max_length,
+                "each sentence" if self._pair_encoding == "separate" else "longest first",
             )
         problems.log_summary("rows")
         problems.require_records("rows", _NO_ROWS)
@@ -168,11 +192,20 @@ class GlueTsvReader(DatasetReader):
                 f"Task {self._task.name} takes "
                 + ("two sentences." if self._task.is_pair else "one sentence.")
             )
+        first = self.encoder.text(sentence1)
         second = self.encoder.text(sentence2) if sentence2 is not None else None
-        joined = self.encoder.join(self.encoder.text(sentence1), second)
-        if joined.truncated:
+        if self._pair_encoding == "separate":
+            encoded = {
+                "tokens1": self.encoder.join(first),
+                "tokens2": self.encoder.join(second),  # type: ignore[arg-type]
+            }
+        else:
+            encoded = {"tokens": self.encoder.join(first, second)}
+        if any(joined.truncated for joined in encoded.values()):
             self._num_truncated += 1
-        fields: Dict[str, Field] = {"tokens": TextField(joined.tokens)}
+        fields: Dict[str, Field] = {
+            name: TextField(joined.tokens) for name, joined in encoded.items()
+        }
         if label is not None:
             if self._task.is_regression:
                 fields["label"] = TensorField(torch.tensor(float(label)))
@@ -189,4 +222,5 @@ class GlueTsvReader(DatasetReader):
         return Instance(fields)
 
     def apply_token_indexers(self, instance: Instance) -> None:
-        instance["tokens"].token_indexers = self._token_indexers  # type: ignore
+        for name in ("tokens1", "tokens2") if self._pair_encoding == "separate" else ("tokens",):
+            instance[name].token_indexers = self._token_indexers  # type: ignore

@@ -1,1 +1,6 @@
-from tft_allennlp.modules import phrase_pair_features, span_extractors, token_embedders
+from tft_allennlp.modules import (
+    phrase_pair_features,
+    siamese_losses,
+    span_extractors,
+    token_embedders,
+)

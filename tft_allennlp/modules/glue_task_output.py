@@ -2,16 +2,11 @@ from typing import Dict, Optional
 
 import torch
 from allennlp.data import Vocabulary
-from allennlp.training.metrics import CategoricalAccuracy, F1Measure, Metric
 
 from tft_allennlp.common.glue_tasks import GlueTask, get_glue_task
 from tft_allennlp.nn.initializers import classifier_initializer
 from tft_allennlp.nn.util import mean_loss
-from tft_allennlp.training.metrics import (
-    MatthewsCorrelation,
-    PearsonCorrelation,
-    SpearmanCorrelation,
-)
+from tft_allennlp.training.metrics import GlueMetrics
 
 
 class GlueTaskOutput(torch.nn.Module):
@@ -51,23 +46,7 @@ class GlueTaskOutput(torch.nn.Module):
         num_outputs = 1 if self.task.is_regression else vocab.get_vocab_size(label_namespace)
         self._output_layer = torch.nn.Linear(input_dim, num_outputs)
         classifier_initializer("_output_layer")(self)
-        self._metrics: Dict[str, Metric] = {name: self._metric(name) for name in self.task.metrics}
-        # Some metrics (F1) raise when read before any update; report 0.0 until then.
-        self._metrics_updated = False
-
-    def _metric(self, name: str) -> Metric:
-        if name == "accuracy":
-            return CategoricalAccuracy()
-        if name == "f1":
-            positive = self.vocab.get_token_index(self.task.positive_label, self._label_namespace)
-            return F1Measure(positive_label=positive)
-        if name == "mcc":
-            return MatthewsCorrelation()
-        if name == "pearson":
-            return PearsonCorrelation()
-        if name == "spearman":
-            return SpearmanCorrelation()
-        raise ValueError(f"No metric named {name!r}.")
+        self._metrics = GlueMetrics(vocab, self.task, label_namespace)
 
     def forward(
         self, vector: torch.Tensor, label: Optional[torch.Tensor] = None
@@ -98,7 +77,7 @@ class GlueTaskOutput(torch.nn.Module):
                 gold = label.to(score.dtype).view(-1)
                 losses = torch.nn.functional.mse_loss(score, gold, reduction="none")
                 self._add_loss(output, losses, logits)
-                self._update_metrics(score, gold)
+                self._metrics(score, gold)
         else:
             output["logits"] = logits
             output["probs"] = torch.nn.functional.softmax(logits, dim=-1)
@@ -106,7 +85,7 @@ class GlueTaskOutput(torch.nn.Module):
                 gold = label.long().view(-1)
                 losses = torch.nn.functional.cross_entropy(logits, gold, reduction="none")
                 self._add_loss(output, losses, logits)
-                self._update_metrics(logits, gold)
+                self._metrics(logits, gold)
         return output
 
     def _add_loss(
@@ -115,11 +94,6 @@ class GlueTaskOutput(torch.nn.Module):
         loss = mean_loss(losses, logits, self.training)
         if loss is not None:
             output["loss"] = loss
-
-    def _update_metrics(self, predictions: torch.Tensor, gold: torch.Tensor) -> None:
-        for metric in self._metrics.values():
-            metric(predictions, gold)
-        self._metrics_updated = True
 
     def make_output_human_readable(
         self, output_dict: Dict[str, torch.Tensor]
@@ -134,16 +108,4 @@ class GlueTaskOutput(torch.nn.Module):
         return output_dict
 
     def get_metrics(self, reset: bool = False) -> Dict[str, float]:
-        # Plain floats only: numpy scalars in the training state break `--recover` under
-        # torch's `weights_only` loading.
-        metrics: Dict[str, float] = {}
-        for name, metric in self._metrics.items():
-            value = metric.get_metric(reset) if self._metrics_updated else 0.0
-            if isinstance(value, dict):
-                value = value[name]
-            metrics[name] = float(value)
-        if reset:
-            self._metrics_updated = False
-        if len(metrics) > 1:
-            metrics["combined_score"] = sum(metrics.values()) / len(metrics)
-        return metrics
+        return self._metrics.get_metrics(reset)

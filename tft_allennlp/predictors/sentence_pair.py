@@ -1,17 +1,24 @@
 from typing import List, Optional, Tuple
 
+from allennlp.common.checks import ConfigurationError
 from allennlp.common.util import JsonDict
 from allennlp.data import DatasetReader, Instance
 from allennlp.models import Model
 from allennlp.predictors.predictor import Predictor
 
+from tft_allennlp.common.input_problems import shown
+from tft_allennlp.models.siamese_pair_classifier import SiamesePairClassifier
 from tft_allennlp.predictors.predictor_input import InputRecord
+
+EMBEDDINGS = ("embedding1", "embedding2")
+"""The sentence embeddings of a Siamese model's output, returned on request only."""
 
 
 @Predictor.register("tft_sentence_pair")
 class SentencePairPredictor(Predictor):
     """
-    Scores sentence pairs (or single sentences) with a `tft_glue_classifier` archive.
+    Scores sentence pairs (or single sentences) with a `tft_glue_classifier` or
+    `tft_siamese_pair_classifier` archive.
 
     Input, one JSON object per line:
 
@@ -19,17 +26,45 @@ class SentencePairPredictor(Predictor):
         {"sentence": "The book was read by everyone."}
 
     Output: the input's fields plus `label`, `probs` and `logits` for classification tasks, or
-    `score` for STS-B.
+    `score` for STS-B (a Siamese model with a cosine objective gives `cosine` and `label` or
+    `score`).
+
+    A Siamese model's two sentence embeddings, `embedding1` and `embedding2` (lists of floats,
+    the pooled vectors its objective compares), are added for a line with
+    `"return_embeddings": true`, or for every line with the predictor option
+    (`allennlp predict ... --predictor-args '{"return_embeddings": true}'`); a line's own
+    `"return_embeddings"` wins over the option.
 
     A line that the model cannot take (not a JSON object, a sentence that is not non-empty text,
     one sentence for a pair task or two for a single-sentence one) stops prediction with a
     `MalformedInputError` naming it: `input line 3: 'sentence2' must be non-empty text, not ""`.
 
     Registered as a `Predictor` with name "tft_sentence_pair".
+
+    # Parameters
+
+    model : `Model`
+    dataset_reader : `DatasetReader`
+    frozen : `bool`, optional (default = `True`)
+    return_embeddings : `bool`, optional (default = `False`)
+        Whether to return the sentence embeddings of lines that do not say; Siamese models only.
     """
 
-    def __init__(self, model: Model, dataset_reader: DatasetReader, frozen: bool = True) -> None:
+    def __init__(
+        self,
+        model: Model,
+        dataset_reader: DatasetReader,
+        frozen: bool = True,
+        return_embeddings: bool = False,
+    ) -> None:
         super().__init__(model, dataset_reader, frozen)
+        self._siamese = isinstance(model, SiamesePairClassifier)
+        if return_embeddings and not self._siamese:
+            raise ConfigurationError(
+                "return_embeddings: only a Siamese model (tft_siamese_pair_classifier) gives "
+                "sentence embeddings."
+            )
+        self._return_embeddings = return_embeddings
         self._lines_loaded = 0
 
     def load_line(self, line: str) -> JsonDict:
@@ -62,12 +97,30 @@ class SentencePairPredictor(Predictor):
                 if task.is_pair
                 else f"task {task.name} takes one sentence: 'sentence2' is not expected"
             )
+        self._wants_embeddings(request)
         return sentence1, sentence2
 
-    def predict_json(self, inputs: JsonDict) -> JsonDict:
-        outputs = super().predict_json(inputs)
+    def _wants_embeddings(self, request: InputRecord) -> bool:
+        """Whether the embeddings go out for `request`: its `return_embeddings` or the option."""
+        wanted = request.record.get("return_embeddings", self._return_embeddings)
+        if not isinstance(wanted, bool):
+            request.reject(f"'return_embeddings' must be true or false, not {shown(wanted)}")
+        if wanted and not self._siamese:
+            request.reject(
+                "'return_embeddings': only a Siamese model (tft_siamese_pair_classifier) gives "
+                "sentence embeddings"
+            )
+        return wanted
+
+    def _shown(self, inputs: JsonDict, outputs: JsonDict) -> JsonDict:
+        """The input's fields and the outputs, less the embeddings unless they were asked for."""
+        if not self._wants_embeddings(InputRecord(inputs)):
+            outputs = {key: value for key, value in outputs.items() if key not in EMBEDDINGS}
         return {**inputs, **outputs}
+
+    def predict_json(self, inputs: JsonDict) -> JsonDict:
+        return self._shown(inputs, super().predict_json(inputs))
 
     def predict_batch_json(self, inputs: List[JsonDict]) -> List[JsonDict]:
         outputs = super().predict_batch_json(inputs)
-        return [{**given, **output} for given, output in zip(inputs, outputs)]
+        return [self._shown(given, output) for given, output in zip(inputs, outputs)]

@@ -1,3 +1,6 @@
+from tft_allennlp.modules.phrase_pair_features.concat_difference_features import (
+    ConcatDifferenceFeatures,
+)
 from tft_allennlp.modules.phrase_pair_features.concat_features import ConcatFeatures
 from tft_allennlp.modules.phrase_pair_features.elaborate_features import ElaborateFeatures
 from tft_allennlp.modules.phrase_pair_features.phrase_pair_features import PhrasePairFeatures

@@ -1,0 +1,3 @@
+from tft_allennlp.data_loaders.schedulers.sequential_scheduler import SequentialScheduler
+from tft_allennlp.data_loaders.schedulers.shuffled_scheduler import ShuffledScheduler
+from tft_allennlp.data_loaders.schedulers.single_task_scheduler import SingleTaskScheduler

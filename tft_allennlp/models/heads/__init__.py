@@ -1,0 +1,1 @@
+from tft_allennlp.models.heads.glue_head import GlueHead
