@@ -77,16 +77,26 @@ def collect_results(
 ) -> List[Dict[str, Any]]:
     """
     One row per finished GLUE run (of the reported grid, or of `runs`): its coordinates, the
-    candidate recipe it ran with and its dev metrics.
+    candidate recipe it ran with and its dev metrics (a multitask run: one row per task, with
+    that task's metrics under GLUE's names).
     """
     rows = []
     for run in spec.glue_runs(tuned_choices(spec)) if runs is None else runs:
         metrics = read_metrics(run.directory, spec.metric_epoch)
         if metrics is None:
             continue
+        if run.is_multitask:
+            # `mrpc_f1`, `stsb_pearson`, ...: the reported task's metrics, without its prefix.
+            prefix = f"{run.task}_"
+            metrics = {
+                key[len(prefix) :]: value
+                for key, value in metrics.items()
+                if key.startswith(prefix)
+            }
         row: Dict[str, Any] = {
             "base": run.base,
             "variant": run.variant,
+            "strategy": run.strategy,
             "recipe": run.recipe,
             "candidate": run.candidate,
             "task": run.task,

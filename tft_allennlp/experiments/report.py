@@ -19,25 +19,34 @@ METRIC_NAMES = {
     "spearman": "Spearman",
     "mcc": "MCC",
 }
-KEYS = ("base", "variant", "recipe", "task", "train_size")
+KEYS = ("base", "variant", "strategy", "recipe", "task", "train_size")
+CROSS = "cross"
+
+
+def _with_strategy(rows: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """Rows without a strategy (written before strategies existed) are cross-encoder runs."""
+    return [{"strategy": CROSS, **row} for row in rows]
 
 
 def write_csv(rows: List[Dict[str, Any]], path: str) -> None:
-    """Tidy: one line per run and metric."""
+    """Tidy: one line per run and metric; `strategy` is the last column."""
+    keys = [key for key in KEYS if key != "strategy"]
     with open(path, "w", newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow([*KEYS, "candidate", "seed", "metric", "value", "directory"])
-        for row in rows:
+        writer.writerow([*keys, "candidate", "seed", "metric", "value", "directory", "strategy"])
+        for row in _with_strategy(rows):
             for metric in GLUE_TASKS[row["task"]].metrics + ("combined_score",):
                 if metric in row:
-                    coordinates = [*(row[key] for key in KEYS), row["candidate"], row["seed"]]
-                    writer.writerow([*coordinates, metric, row[metric], row["directory"]])
+                    coordinates = [*(row[key] for key in keys), row["candidate"], row["seed"]]
+                    writer.writerow(
+                        [*coordinates, metric, row[metric], row["directory"], row["strategy"]]
+                    )
 
 
 def summarize(rows: List[Dict[str, Any]]) -> Dict[Tuple, Dict[str, List[float]]]:
-    """(base, variant, recipe, task, train_size) -> metric -> values over seeds (as %)."""
+    """(base, variant, strategy, recipe, task, train_size) -> metric -> values over seeds (%)."""
     groups: Dict[Tuple, Dict[str, List[float]]] = {}
-    for row in rows:
+    for row in _with_strategy(rows):
         values = groups.setdefault(tuple(row[key] for key in KEYS), {})
         for metric in GLUE_TASKS[row["task"]].metrics:
             values.setdefault(metric, []).append(100 * row[metric])
@@ -54,20 +63,28 @@ def _size_order(size: str) -> float:
 
 def markdown_table(rows: List[Dict[str, Any]]) -> str:
     """
-    One table per base model and recipe: a row per training size and variant, a column per task
-    metric; cells are `mean +- std (gain)` over seeds, the gain being over variant "none".
+    One table per base model and recipe: a row per training size, strategy and variant (the
+    strategy column only where a strategy other than `cross` ran), a column per task metric;
+    cells are `mean +- std (gain)` over seeds, the gain being over variant "none" of the same
+    strategy. Every strategy ran on the same seeds and subsamples, so rows compare directly.
     """
+    rows = _with_strategy(rows)
     groups = summarize(rows)
+    strategies = list(dict.fromkeys(row["strategy"] for row in rows))
+    with_strategy = strategies != [CROSS]
     seeds = sorted({row["seed"] for row in rows})
     tasks = sorted({row["task"] for row in rows})
     columns = [(task, metric) for task in tasks for metric in GLUE_TASKS[task].metrics]
     variants = list(dict.fromkeys(row["variant"] for row in rows))
+    lines_of = [(strategy, variant) for strategy in strategies for variant in variants]
     sizes = sorted({row["train_size"] for row in rows}, key=_size_order)
     sections = []
     for base in dict.fromkeys(row["base"] for row in rows):
         for recipe in dict.fromkeys(row["recipe"] for row in rows):
             header = (
-                "| train size | variant | "
+                "| train size | "
+                + ("strategy | " if with_strategy else "")
+                + "variant | "
                 + " | ".join(f"{task.upper()} {METRIC_NAMES[metric]}" for task, metric in columns)
                 + " |"
             )
@@ -75,22 +92,26 @@ def markdown_table(rows: List[Dict[str, Any]]) -> str:
                 f"### {base}, recipe `{recipe}`",
                 "",
                 header,
-                "|" + "---|" * (len(columns) + 2),
+                "|" + "---|" * (len(columns) + 2 + with_strategy),
             ]
             for size in sizes:
                 best = {}
                 for column in columns:
                     means = [
                         statistics.mean(groups[key][column[1]])
-                        for key in ((base, v, recipe, column[0], size) for v in variants)
-                        if key in groups
+                        for key in ((base, v, s, recipe, column[0], size) for s, v in lines_of)
+                        if key in groups and column[1] in groups[key]
                     ]
                     # Bold needs a comparison: a lone finished variant is not "best".
                     best[column] = max(means) if len(means) > 1 else None
-                for variant in variants:
+                for strategy, variant in lines_of:
+                    ran = any((base, variant, strategy, recipe, t, size) in groups for t in tasks)
+                    if with_strategy and not ran:
+                        continue  # e.g. a Siamese strategy where only single-sentence tasks ran
                     cells = []
                     for task, metric in columns:
-                        values = groups.get((base, variant, recipe, task, size), {}).get(metric)
+                        key = (base, variant, strategy, recipe, task, size)
+                        values = groups.get(key, {}).get(metric)
                         if not values:
                             cells.append("")
                             continue
@@ -98,18 +119,23 @@ def markdown_table(rows: List[Dict[str, Any]]) -> str:
                         cell = f"{mean:.1f} ± {std:.1f}"
                         if len(values) < len(seeds):  # a grid stopped or failed part-way
                             cell += f" [n={len(values)}]"
-                        reference = groups.get((base, "none", recipe, task, size), {}).get(metric)
+                        reference = groups.get(
+                            (base, "none", strategy, recipe, task, size), {}
+                        ).get(metric)
                         if variant != "none" and reference:
                             cell += f" ({mean - statistics.mean(reference):+.1f})"
                         if mean == best[(task, metric)]:
                             cell = f"**{cell}**"
                         cells.append(cell)
-                    lines.append(f"| {size} | {variant} | " + " | ".join(cells) + " |")
+                    label = f"{strategy} | {variant}" if with_strategy else variant
+                    lines.append(f"| {size} | {label} | " + " | ".join(cells) + " |")
             lines += [
                 "",
                 f"Dev scores (%), mean ± std over seeds {seeds} ([n=k]: over the k of them that "
                 "finished); (+x): gain over `none`, the same base fine-tuned without "
-                "injection; best of each size in bold.",
+                "injection"
+                + (" with the same strategy" if with_strategy else "")
+                + "; best of each size in bold.",
             ]
             chosen = {
                 f"{row['task'].upper()} n={row['train_size']}: `{row['candidate']}`": None
@@ -190,6 +216,7 @@ def plot(rows: List[Dict[str, Any]], path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    rows = _with_strategy(rows)
     groups = summarize(rows)
     seeds = {row["seed"] for row in rows}
     tasks = sorted({row["task"] for row in rows})
@@ -198,24 +225,29 @@ def plot(rows: List[Dict[str, Any]], path: str) -> None:
     figure, axes = plt.subplots(
         len(recipes), len(tasks), figsize=(4.5 * len(tasks), 3.6 * len(recipes)), squeeze=False
     )
-    lines = list(dict.fromkeys((row["base"], row["variant"]) for row in rows))
-    several_bases = len({base for base, _ in lines}) > 1
+    lines = list(dict.fromkeys((row["base"], row["strategy"], row["variant"]) for row in rows))
+    several_bases = len({base for base, _, _ in lines}) > 1
+    several_strategies = len({strategy for _, strategy, _ in lines}) > 1
     for r, recipe in enumerate(recipes):
         for t, task in enumerate(tasks):
             axis, metric = axes[r][t], GLUE_TASKS[task].metrics[0]
             if task in ("mrpc", "qqp"):
                 metric = "f1"
-            for number, (base, variant) in enumerate(lines):
+            for number, (base, strategy, variant) in enumerate(lines):
                 # Lines are dodged sideways so that their error bars do not hide each other.
                 dodge = 0.08 * (number - (len(lines) - 1) / 2)
                 points = []
                 for x, size in enumerate(sizes):
-                    values = groups.get((base, variant, recipe, task, size), {}).get(metric)
+                    key = (base, variant, strategy, recipe, task, size)
+                    values = groups.get(key, {}).get(metric)
                     if values:
                         points.append((x + dodge, *_mean_std(values), len(values)))
                 if points:
                     xs, means, stds, counts = zip(*points)
-                    label = f"{base} {variant}" if several_bases else variant
+                    label = " ".join(
+                        [*([base] if several_bases else []), variant]
+                        + ([strategy] if several_strategies else [])
+                    )
                     axis.errorbar(xs, means, yerr=stds, marker="o", capsize=4, label=label)
                     for x, mean, count in zip(xs, means, counts):
                         if count < len(seeds):  # as the table's [n=k]: fewer seeds finished

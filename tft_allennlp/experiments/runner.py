@@ -3,7 +3,10 @@ Runs an experiment grid resumably, in parallel and across machines.
 
 Every injection and every GLUE fine-tuning is an ordinary `allennlp train` of the project's
 configs (with overrides, never copies) in a child process, with its config, metrics and log in
-its own directory. A run whose `metrics.json` exists is finished and skipped; an unfinished one
+its own directory. Siamese and multitask strategies train a few-line jsonnet generated under
+`OUTPUT_DIR/configs/` that calls the project's `common/siamese.libsonnet` or
+`common/multitask.libsonnet` (see `spec.py`); a multitask run reported for several tasks runs
+once. A run whose `metrics.json` exists is finished and skipped; an unfinished one
 is run again from scratch, up to `retries` more times, and then reported as failed.
 
 Order and dependencies: injections, then the recipe sweep on the base models, then the reported
@@ -37,7 +40,7 @@ import subprocess
 import sys
 import time
 import zlib
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from tft_allennlp.commands.export import export_encoder
 from tft_allennlp.experiments.outcomes import Run, is_finished, tuned_choice
@@ -57,6 +60,25 @@ ATTEMPTS = "attempts.jsonl"
 
 def seed_overrides(seed: int) -> Dict[str, int]:
     return {"random_seed": seed, "numpy_seed": seed, "pytorch_seed": seed}
+
+
+def multitask_overrides(overrides: Dict[str, Any], tasks: Sequence[str]) -> Dict[str, Any]:
+    """
+    A single-task run's overrides for a multitask config: a reader's keys go to every task's
+    reader (`dataset_reader.train_size` -> `dataset_reader.readers.<task>.train_size`), a
+    loader's batch size to its scheduler; the other keys are kept.
+    """
+    translated: Dict[str, Any] = {}
+    for key, value in overrides.items():
+        section, _, rest = key.partition(".")
+        if section in ("dataset_reader", "validation_dataset_reader") and rest:
+            for task in tasks:
+                translated[f"{section}.readers.{task}.{rest}"] = value
+        elif section in ("data_loader", "validation_data_loader") and rest == "batch_size":
+            translated[f"{section}.scheduler.batch_size"] = value
+        else:
+            translated[key] = value
+    return translated
 
 
 def allennlp_train(
@@ -375,10 +397,19 @@ class ExperimentRunner:
         injection = spec.injection_of(run)
         model = base_model if injection is None else injection.encoder
         environment = {**environment, "TFT_MODEL": model, "GLUE_DIR": spec.glue_dir}
-        overrides: Dict[str, Any] = {**seed_overrides(run.seed), "dataset_reader.seed": run.seed}
+        overrides: Dict[str, Any] = {"dataset_reader.seed": run.seed}
         overrides["dataset_reader.train_size"] = run.train_size
         overrides.update(spec.glue_overrides)
         overrides.update(spec.candidates()[run.candidate])
+        if run.is_multitask:
+            overrides = multitask_overrides(overrides, run.tasks)
+        overrides = {**seed_overrides(run.seed), **overrides}
+        if run.config_text is not None:
+            os.makedirs(os.path.dirname(run.config), exist_ok=True)
+            draft = f"{run.config}.{socket.gethostname()}.{os.getpid()}.tmp"
+            with open(draft, "w") as handle:
+                handle.write(run.config_text)
+            os.replace(draft, run.config)
         return allennlp_train(run.config, run.directory, overrides, environment)
 
     def _record(self, run: Run, started: float, succeeded: bool) -> None:
