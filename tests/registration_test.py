@@ -13,6 +13,7 @@ from allennlp.training.learning_rate_schedulers import LearningRateScheduler
 from allennlp.training.metrics import Metric
 
 import tft_allennlp  # noqa: F401
+from tft_allennlp.alignment.phrase_aligners import PhraseAligner
 from tft_allennlp.dataset_readers.negative_samplers import NegativeSampler
 from tft_allennlp.modules.phrase_pair_features import PhrasePairFeatures
 from tft_allennlp.modules.siamese_losses import SiameseLoss
@@ -50,6 +51,7 @@ REGISTERED = [
     (TrainerCallback, "tft_rng_checkpoint", "RngCheckpoint"),
     (TrainerCallback, "tft_recover_finished_run", "RecoverFinishedRun"),
     (Checkpointer, "tft_atomic", "AtomicCheckpointer"),
+    (PhraseAligner, "tft_syntactic", "SyntacticPhraseAligner"),
     (Subcommand, "tft-export", "Export"),
     (Subcommand, "tft-align", "Align"),
     (Subcommand, "tft-experiment", "Experiment"),

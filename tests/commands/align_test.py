@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 import pytest
+from allennlp.common.checks import ConfigurationError
 
 from tests import FIXTURES_ROOT, PROJECT_ROOT
 from tft_allennlp.alignment.pipeline import Aligner, evaluate
@@ -164,3 +165,31 @@ def test_the_evaluation_reads_gold_through_the_corpus_schema(tmp_path):
     )
     with pytest.raises(MalformedInputError, match=r"gold.jsonl:2: reversed span"):
         evaluate(str(gold), Aligner("en_core_web_sm"))
+
+
+def test_a_users_registered_aligner_runs_in_every_worker(tmp_path):
+    source = tmp_path / "pairs.tsv"
+    write_pairs(source)
+    output = tmp_path / "aligned.jsonl"
+    command = [sys.executable, "-m", "allennlp", "tft-align", str(source), str(output)]
+    command += ["--workers", "2", "--batch-size", "4"]
+    command += ["--include-package", "tests.alignment.whole_sentence_aligner"]
+    command += ["--aligner", '{"type": "test_whole_sentence", "label": "mine"}']
+    environment = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}
+    result = subprocess.run(
+        command, cwd=PROJECT_ROOT, env=environment, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    records = [json.loads(line) for line in output.read_text().splitlines()]
+    assert len(records) == 15 and {record["aligner"] for record in records} == {"mine"}
+    flute = records[0]
+    assert flute["alignments"] == [[[0, 6], [0, 5]]] and flute["line"] == 2
+
+
+def test_an_unknown_aligner_stops_before_writing(tmp_path):
+    source = tmp_path / "pairs.tsv"
+    write_pairs(source)
+    output = tmp_path / "aligned.jsonl"
+    with pytest.raises(ConfigurationError, match="test_no_such_aligner"):
+        align_file(str(source), str(output), aligner={"type": "test_no_such_aligner"}, workers=2)
+    assert not output.exists() and os.listdir(tmp_path) == ["pairs.tsv"]

@@ -86,6 +86,8 @@ BAD_NUMBERS = [
     ("tft-align", "--similarity-threshold", "1.5"),
     ("tft-align", "--similarity-threshold", "-2"),
     ("tft-align", "--similarity-threshold", "high"),
+    ("tft-align", "--aligner", "{not json"),
+    ("tft-align", "--aligner", "[1, 2]"),
     ("tft-glue-submission", "--batch-size", "0"),
     ("tft-glue-submission", "--batch-size", "ten"),
     ("tft-experiment", "--jobs", "0"),
@@ -187,6 +189,17 @@ ALIGN_FILES = [
         "(--mrpc-all-pairs aligns them too)",
     ),
     ("A.\tB.\n", ["--embeddings", "no-model"], "--embeddings no-model: no such directory"),
+    (
+        "A.\tB.\n",
+        ["--aligner", '{"embeddings": "no-model"}'],
+        "--embeddings no-model: no such directory",
+    ),
+    (
+        "A.\tB.\n",
+        ["--aligner", "{}", "--similarity-threshold", "0.7"],
+        "give --embeddings and --similarity-threshold inside --aligner, not beside it",
+    ),
+    ("A.\tB.\n", ["--aligner", '{"type": "no_such"}'], "no_such not in acceptable choices"),
 ]
 
 

@@ -4,15 +4,18 @@ order and flat memory, and scores it against a gold set.
 """
 
 import collections
+import copy
 import itertools
 import json
 import logging
 import multiprocessing
-from typing import TYPE_CHECKING, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
-import numpy
+from allennlp.common import Params
+from allennlp.common.util import import_module_and_submodules
 
-from tft_allennlp.alignment.phrase_aligner import ParsedSentence, align, parse_to_sentence
+from tft_allennlp.alignment.phrase_aligner import ParsedSentence, parse_to_sentence
+from tft_allennlp.alignment.phrase_aligners import PhraseAligner, SyntacticPhraseAligner
 from tft_allennlp.common.aligned_corpus import parse_record
 from tft_allennlp.common.input_problems import InputProblems, read_raw_lines
 
@@ -30,18 +33,13 @@ class Aligner:
 
     spacy_model : `str`
         A spaCy pipeline with a tagger, lemmatizer and dependency parser.
-    embeddings : `str`, optional (default = `None`)
-        A local Hugging Face checkpoint; if given, content words left unlinked by lexical
-        evidence are linked by mutual-argmax cosine similarity of its contextual word vectors.
-    similarity_threshold : `float`, optional (default = `0.5`)
+    phrase_aligner : `PhraseAligner`, optional (default = `tft_syntactic`)
+        Aligns each parsed pair.
     """
 
-    def __init__(
-        self, spacy_model: str, embeddings: Optional[str] = None, similarity_threshold: float = 0.5
-    ) -> None:
+    def __init__(self, spacy_model: str, phrase_aligner: Optional[PhraseAligner] = None) -> None:
         self._nlp = load_spacy(spacy_model)
-        self._threshold = similarity_threshold
-        self._embedder = WordEmbedder(embeddings) if embeddings else None
+        self._phrase_aligner = phrase_aligner or SyntacticPhraseAligner()
 
     def parse_text(self, texts: Sequence[str]) -> List[ParsedSentence]:
         return [parse_to_sentence(doc) for doc in self._nlp.pipe([_normalized(t) for t in texts])]
@@ -60,10 +58,7 @@ class Aligner:
         return parse_to_sentence(self._nlp(Doc(self._nlp.vocab, words=words)))
 
     def align(self, source: ParsedSentence, target: ParsedSentence) -> Dict:
-        similarity = None
-        if self._embedder is not None:
-            similarity = self._embedder.similarity(source.words, target.words)
-        return align(source, target, similarity, self._threshold)
+        return self._phrase_aligner.align(source, target)
 
     def align_texts(self, pairs: Sequence[Tuple[int, str, str]]) -> List[Tuple[int, str]]:
         """
@@ -110,44 +105,12 @@ def load_spacy(name: str) -> "spacy.language.Language":
         return spacy.load(SPACY_FALLBACKS[name], exclude=["ner"])
 
 
-class WordEmbedder:
-    """Contextual word vectors (mean of the last layer over a word's wordpieces)."""
-
-    def __init__(self, model_path: str) -> None:
-        import torch
-        from transformers import AutoModel, AutoTokenizer
-
-        self._torch = torch
-        self._tokenizer = AutoTokenizer.from_pretrained(model_path)
-        self._model = AutoModel.from_pretrained(model_path, add_pooling_layer=False).eval()
-
-    def vectors(self, words: List[str]) -> numpy.ndarray:
-        torch = self._torch
-        encoding = self._tokenizer(
-            words, is_split_into_words=True, return_tensors="pt", truncation=True, max_length=512
-        )
-        with torch.no_grad():
-            # Shape: (num_wordpieces, hidden_dim)
-            hidden = self._model(**encoding).last_hidden_state[0]
-        vectors = numpy.zeros((len(words), hidden.size(-1)), dtype=numpy.float32)
-        counts = numpy.zeros(len(words))
-        for piece, word in enumerate(encoding.word_ids()):
-            if word is not None:
-                vectors[word] += hidden[piece].numpy()
-                counts[word] += 1
-        vectors /= numpy.maximum(counts, 1)[:, None]
-        return vectors / numpy.maximum(numpy.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
-
-    def similarity(self, source: List[str], target: List[str]) -> numpy.ndarray:
-        return self.vectors(source) @ self.vectors(target).T
-
-
 _worker_aligner: Optional[Aligner] = None
 
 
-def _start_worker(arguments: Tuple) -> None:
+def _start_worker(spacy_model: str, aligner: Dict[str, Any], packages: Sequence[str]) -> None:
     global _worker_aligner
-    _worker_aligner = Aligner(*arguments)
+    _worker_aligner = build_aligner(spacy_model, aligner, packages)
 
 
 def _align_in_worker(pairs: Sequence[Tuple[int, str, str]]) -> List[Tuple[int, str]]:
@@ -155,30 +118,50 @@ def _align_in_worker(pairs: Sequence[Tuple[int, str, str]]) -> List[Tuple[int, s
     return _worker_aligner.align_texts(pairs)
 
 
+def build_phrase_aligner(
+    aligner: Optional[Dict[str, Any]] = None, packages: Sequence[str] = ()
+) -> PhraseAligner:
+    """
+    The `PhraseAligner` that the parameters `aligner` describe (the default `tft_syntactic`
+    without them), after importing `packages`, where user aligners register.
+    """
+    for package in packages:
+        import_module_and_submodules(package)
+    return PhraseAligner.from_params(Params(copy.deepcopy(aligner or {})))
+
+
+def build_aligner(
+    spacy_model: str, aligner: Optional[Dict[str, Any]] = None, packages: Sequence[str] = ()
+) -> Aligner:
+    """An `Aligner` with the `PhraseAligner` of `build_phrase_aligner`."""
+    return Aligner(spacy_model, build_phrase_aligner(aligner, packages))
+
+
 def align_stream(
     pairs: Iterable[Tuple[int, str, str]],
     spacy_model: str,
     workers: int = 1,
     batch_size: int = 64,
-    embeddings: Optional[str] = None,
-    similarity_threshold: float = 0.5,
+    aligner: Optional[Dict[str, Any]] = None,
+    packages: Sequence[str] = (),
 ) -> Iterator[Tuple[int, str]]:
     """
     Yields `(line_number, JSON line)` per input pair, in input order (see
-    `Aligner.align_texts`). With `workers > 1`, batches of
-    `batch_size` pairs go to worker processes, at most `2 * workers` batches in flight, so
+    `Aligner.align_texts`), aligned by the `PhraseAligner` that the parameters `aligner`
+    describe (see `build_aligner`). With `workers > 1`, batches of `batch_size` pairs go to
+    worker processes, each with its own aligner, at most `2 * workers` batches in flight, so
     memory does not grow with the input.
     """
-    arguments = (spacy_model, embeddings, similarity_threshold)
+    arguments = (spacy_model, aligner or {}, tuple(packages))
     iterator = iter(pairs)
     batches = iter(lambda: list(itertools.islice(iterator, batch_size)), [])
     if workers <= 1:
-        aligner = Aligner(*arguments)
+        single = build_aligner(*arguments)
         for batch in batches:
-            yield from aligner.align_texts(batch)
+            yield from single.align_texts(batch)
         return
     context = multiprocessing.get_context("spawn")
-    with context.Pool(workers, initializer=_start_worker, initargs=(arguments,)) as pool:
+    with context.Pool(workers, initializer=_start_worker, initargs=arguments) as pool:
         in_flight: collections.deque = collections.deque()
         for batch in batches:
             in_flight.append(pool.apply_async(_align_in_worker, (batch,)))

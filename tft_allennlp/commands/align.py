@@ -11,15 +11,20 @@ import logging
 import os
 import sys
 import time
-from typing import Optional
+from typing import Any, Dict, Optional, Sequence
 
 from allennlp.commands.subcommand import Subcommand
 from allennlp.common.checks import ConfigurationError
 from allennlp.common.tqdm import Tqdm
 
 from tft_allennlp.alignment.pair_input import read_sentence_pairs
-from tft_allennlp.alignment.pipeline import Aligner, align_stream, evaluate
-from tft_allennlp.commands.arguments import float_in, positive_int
+from tft_allennlp.alignment.pipeline import (
+    align_stream,
+    build_aligner,
+    build_phrase_aligner,
+    evaluate,
+)
+from tft_allennlp.commands.arguments import float_in, json_object, positive_int
 from tft_allennlp.common.input_problems import InputProblems, MalformedInputError
 
 logger = logging.getLogger(__name__)
@@ -51,14 +56,19 @@ class Align(Subcommand):
         )
         subparser.add_argument("--max-sentence-chars", type=positive_int, default=2000)
         subparser.add_argument(
-            "--embeddings", help="local Hugging Face checkpoint for word similarity (optional)"
+            "--aligner",
+            type=json_object,
+            help='parameters of the PhraseAligner, as JSON (default: {"type": "tft_syntactic"})',
+        )
+        subparser.add_argument(
+            "--embeddings",
+            help="tft_syntactic: local Hugging Face checkpoint for word similarity (optional)",
         )
         subparser.add_argument(
             "--similarity-threshold",
             # Compared with cosine similarities, which lie in [-1, 1].
             type=float_in(-1.0, 1.0),
-            default=0.5,
-            help="with --embeddings, the least cosine similarity that links two words",
+            help="tft_syntactic with --embeddings: the least cosine that links two words (0.5)",
         )
         subparser.add_argument(
             "--evaluate", metavar="GOLD", help="print precision/recall/F1 against GOLD and exit"
@@ -70,13 +80,18 @@ class Align(Subcommand):
 def _align_from_args(args: argparse.Namespace) -> None:
     if not args.evaluate and (not args.input or not args.output):
         sys.exit("tft-align: give INPUT and OUTPUT (or --evaluate GOLD).")
+    packages = getattr(args, "include_package", None) or []  # set by the `allennlp` CLI
     # Bad files and bad lines end the command with one line naming the file (and line).
     try:
+        aligner = _aligner_parameters(args)
         if args.evaluate:
             _check_readable(args.evaluate)
-            _check_embeddings(args.embeddings)
-            aligner = Aligner(args.spacy_model, args.embeddings, args.similarity_threshold)
-            print(json.dumps(evaluate(args.evaluate, aligner)))
+            _check_embeddings(aligner)
+            print(
+                json.dumps(
+                    evaluate(args.evaluate, build_aligner(args.spacy_model, aligner, packages))
+                )
+            )
             return
         summary = align_file(
             args.input,
@@ -87,8 +102,8 @@ def _align_from_args(args: argparse.Namespace) -> None:
             lenient=args.lenient,
             mrpc_all_pairs=args.mrpc_all_pairs,
             max_sentence_chars=args.max_sentence_chars,
-            embeddings=args.embeddings,
-            similarity_threshold=args.similarity_threshold,
+            aligner=aligner,
+            packages=packages,
         )
     except (ConfigurationError, MalformedInputError) as error:
         sys.exit(f"tft-align: {error}")
@@ -105,8 +120,8 @@ def align_file(
     lenient: bool = False,
     mrpc_all_pairs: bool = False,
     max_sentence_chars: int = 2000,
-    embeddings: Optional[str] = None,
-    similarity_threshold: float = 0.5,
+    aligner: Optional[Dict[str, Any]] = None,
+    packages: Sequence[str] = (),
 ) -> dict:
     """
     Aligns every valid pair of `input_path` into `output_path`; returns the summary.
@@ -115,10 +130,14 @@ def align_file(
     input is aligned, so an error or a crash midway leaves an existing output as it was. Raises
     a `ConfigurationError` before touching either file if the input cannot be read or the output
     is the input or cannot be written, and a `MalformedInputError` for a malformed line or an
-    input without a single pair to align.
+    input without a single pair to align. `aligner` holds the parameters of the
+    `PhraseAligner` (default `tft_syntactic`), registered by `packages` if it is the user's.
     """
     _check_readable(input_path)
-    _check_embeddings(embeddings)
+    _check_embeddings(aligner)
+    # Built once here so that a bad aligner stops the command before it writes anything (and
+    # before worker processes, which build their own, could fail one after the other).
+    build_phrase_aligner(aligner, packages)
     # Through a symlink, the file it points to is replaced, not the link.
     target = _writable_target(output_path, input_path)
     problems = InputProblems(input_path, lenient)
@@ -133,9 +152,7 @@ def align_file(
         raise ConfigurationError(f"{output_path}: cannot write: {error.strerror}") from None
     try:
         with output:
-            lines = align_stream(
-                pairs, spacy_model, workers, batch_size, embeddings, similarity_threshold
-            )
+            lines = align_stream(pairs, spacy_model, workers, batch_size, aligner, packages)
             for number, line in Tqdm.tqdm(lines, desc="aligning", unit=" pairs"):
                 record = json.loads(line)
                 if "error" in record:
@@ -173,7 +190,25 @@ def _check_readable(path: str) -> None:
         raise ConfigurationError(f"{path}: {error.strerror}") from None
 
 
-def _check_embeddings(embeddings: Optional[str]) -> None:
+def _aligner_parameters(args: argparse.Namespace) -> Dict[str, Any]:
+    """`--aligner`, or `tft_syntactic` with `--embeddings` and `--similarity-threshold` if given."""
+    shortcuts = {
+        key: value
+        for key, value in (
+            ("embeddings", args.embeddings),
+            ("similarity_threshold", args.similarity_threshold),
+        )
+        if value is not None
+    }
+    if args.aligner is not None and shortcuts:
+        raise ConfigurationError(
+            "give --embeddings and --similarity-threshold inside --aligner, not beside it"
+        )
+    return args.aligner if args.aligner is not None else shortcuts
+
+
+def _check_embeddings(aligner: Optional[Dict[str, Any]]) -> None:
+    embeddings = (aligner or {}).get("embeddings")
     if embeddings is not None and not os.path.isdir(embeddings):
         raise ConfigurationError(
             f"--embeddings {embeddings}: no such directory (a local Hugging Face checkpoint)"

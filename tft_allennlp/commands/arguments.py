@@ -1,12 +1,13 @@
 """
-Argparse `type=` checks for the subcommands' numeric arguments, so that a bad value stops the
-command with argparse's one-line `error: argument --NAME: ...` (exit code 2) before any work,
-instead of a traceback, or a run that does nothing and exits 0.
+Argparse `type=` checks for the subcommands' numeric and JSON arguments, so that a bad value
+stops the command with argparse's one-line `error: argument --NAME: ...` (exit code 2) before
+any work, instead of a traceback, or a run that does nothing and exits 0.
 """
 
 import argparse
+import json
 import math
-from typing import Callable
+from typing import Any, Callable, Dict
 
 
 def positive_int(text: str) -> int:
@@ -49,3 +50,15 @@ def float_in(low: float, high: float) -> Callable[[str], float]:
         return value
 
     return check
+
+
+def json_object(text: str) -> Dict[str, Any]:
+    """A JSON object on the command line: a component's parameters (`{"type": ...}`)."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        message = f"invalid JSON: {error.msg} at column {error.colno}"
+        raise argparse.ArgumentTypeError(message) from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"expected a JSON object, got {text!r}")
+    return value

@@ -1,0 +1,4 @@
+from tft_allennlp.alignment.phrase_aligners.phrase_aligner import PhraseAligner
+from tft_allennlp.alignment.phrase_aligners.syntactic_phrase_aligner import (
+    SyntacticPhraseAligner,
+)
