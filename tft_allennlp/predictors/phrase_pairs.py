@@ -2,18 +2,17 @@ import itertools
 from typing import TYPE_CHECKING, List, Optional, Tuple, Union
 
 from allennlp.common.util import JsonDict, sanitize
-from allennlp.data import DatasetReader, Instance
-from allennlp.models import Model
+from allennlp.data import Instance
 from allennlp.predictors.predictor import Predictor
 
-from tft_allennlp.predictors.predictor_input import InputRecord, PhrasePair
+from tft_allennlp.predictors.predictor_input import InputRecord, LineCheckingPredictor, PhrasePair
 
 if TYPE_CHECKING:  # for annotations only
     from tft_allennlp.alignment.pipeline import Aligner
 
 
 @Predictor.register("tft_phrase_pairs")
-class PhrasePairsPredictor(Predictor):
+class PhrasePairsPredictor(LineCheckingPredictor):
     """
     Says how likely two sentences, and each pair of their phrases, are paraphrases, with a
     `tft_paraphrase_injector` archive.
@@ -41,22 +40,6 @@ class PhrasePairsPredictor(Predictor):
 
     Registered as a `Predictor` with name "tft_phrase_pairs".
     """
-
-    def __init__(self, model: Model, dataset_reader: DatasetReader, frozen: bool = True) -> None:
-        super().__init__(model, dataset_reader, frozen)
-        self._lines_loaded = 0
-
-    def load_line(self, line: str) -> JsonDict:
-        """
-        The JSON object on `line`, checked as `predict_json` checks it, so that a bad line stops
-        `allennlp predict` with a `MalformedInputError` naming it before anything is predicted
-        for it. Lines are numbered from 1 in the order this predictor loads them: `allennlp
-        predict` skips blank lines, so the number counts the JSON lines it passes.
-        """
-        self._lines_loaded += 1
-        request = InputRecord.from_line(line, self._lines_loaded)
-        self._checked(request)
-        return request.record
 
     def _json_to_instance(self, json_dict: JsonDict) -> Instance:
         sentences, pairs = self._checked(InputRecord(json_dict))

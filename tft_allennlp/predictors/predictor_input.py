@@ -8,6 +8,9 @@ for it and before it can fail deep inside the tokenizer or the model.
 from typing import Any, List, NoReturn, Union
 
 from allennlp.common.util import JsonDict
+from allennlp.data import DatasetReader
+from allennlp.models import Model
+from allennlp.predictors.predictor import Predictor
 
 from tft_allennlp.common.aligned_corpus import PhrasePair, Span, check_span
 from tft_allennlp.common.input_problems import MalformedInputError, parse_json, shown
@@ -115,3 +118,26 @@ class InputRecord:
             return check_span(value, len(words), what)
         except ValueError as error:
             self.reject(str(error))
+
+
+class LineCheckingPredictor(Predictor):
+    """
+    A predictor that checks each input line as it loads it, so that a bad line stops
+    `allennlp predict` with a `MalformedInputError` naming it before anything is predicted for
+    it. Subclasses implement `_checked(record)`, the same check `_json_to_instance` applies.
+    Lines are numbered from 1 in the order they are loaded: `allennlp predict` skips blank
+    lines, so the number counts the JSON lines it passes.
+    """
+
+    def __init__(self, model: Model, dataset_reader: DatasetReader, frozen: bool = True) -> None:
+        super().__init__(model, dataset_reader, frozen)
+        self._lines_loaded = 0
+
+    def load_line(self, line: str) -> JsonDict:
+        self._lines_loaded += 1
+        request = InputRecord.from_line(line, self._lines_loaded)
+        self._checked(request)
+        return request.record
+
+    def _checked(self, request: InputRecord) -> Any:
+        raise NotImplementedError

@@ -8,14 +8,14 @@ from allennlp.predictors.predictor import Predictor
 
 from tft_allennlp.common.input_problems import shown
 from tft_allennlp.models.siamese_pair_classifier import SiamesePairClassifier
-from tft_allennlp.predictors.predictor_input import InputRecord
+from tft_allennlp.predictors.predictor_input import InputRecord, LineCheckingPredictor
 
 EMBEDDINGS = ("embedding1", "embedding2")
 """The sentence embeddings of a Siamese model's output, returned on request only."""
 
 
 @Predictor.register("tft_sentence_pair")
-class SentencePairPredictor(Predictor):
+class SentencePairPredictor(LineCheckingPredictor):
     """
     Scores sentence pairs (or single sentences) with a `tft_glue_classifier` or
     `tft_siamese_pair_classifier` archive.
@@ -65,19 +65,6 @@ class SentencePairPredictor(Predictor):
                 "sentence embeddings."
             )
         self._return_embeddings = return_embeddings
-        self._lines_loaded = 0
-
-    def load_line(self, line: str) -> JsonDict:
-        """
-        The JSON object on `line`, checked as `predict_json` checks it, so that a bad line stops
-        `allennlp predict` with a `MalformedInputError` naming it before anything is predicted
-        for it. Lines are numbered from 1 in the order this predictor loads them: `allennlp
-        predict` skips blank lines, so the number counts the JSON lines it passes.
-        """
-        self._lines_loaded += 1
-        request = InputRecord.from_line(line, self._lines_loaded)
-        self._checked(request)
-        return request.record
 
     def _json_to_instance(self, json_dict: JsonDict) -> Instance:
         return self._dataset_reader.text_to_instance(  # type: ignore
