@@ -4,6 +4,7 @@ from allennlp.data.data_loaders import DataLoader
 from allennlp.data.data_loaders.multitask_scheduler import MultiTaskScheduler
 from allennlp.models import Model
 from allennlp.models.heads import Head
+from allennlp.modules.backbones import Backbone
 from allennlp.modules.span_extractors import SpanExtractor
 from allennlp.modules.token_embedders import TokenEmbedder
 from allennlp.predictors import Predictor
@@ -15,6 +16,7 @@ from allennlp.training.metrics import Metric
 import tft_allennlp  # noqa: F401
 from tft_allennlp.alignment.phrase_aligners import PhraseAligner
 from tft_allennlp.dataset_readers.negative_samplers import NegativeSampler
+from tft_allennlp.modules.adapters import TransformerAdapters
 from tft_allennlp.modules.phrase_pair_features import PhrasePairFeatures
 from tft_allennlp.modules.siamese_losses import SiameseLoss
 
@@ -37,6 +39,9 @@ REGISTERED = [
     (Head, "tft_glue_head", "GlueHead"),
     (NegativeSampler, "tft_paper", "PaperNegativeSampler"),
     (TokenEmbedder, "tft_pretrained_transformer", "TftPretrainedTransformerEmbedder"),
+    (Backbone, "tft_pretrained_transformer", "TftPretrainedTransformerBackbone"),
+    (TransformerAdapters, "tft_bottleneck", "BottleneckAdapters"),
+    (TransformerAdapters, "tft_exported", "TransformerAdapters"),
     (SpanExtractor, "tft_max_pooling", "MaxPoolingSpanExtractor"),
     (SpanExtractor, "tft_mean_pooling", "MeanPoolingSpanExtractor"),
     (PhrasePairFeatures, "tft_elaborate", "ElaborateFeatures"),
@@ -50,6 +55,7 @@ REGISTERED = [
     (TrainerCallback, "tft_stop_after_decreases", "StopAfterDecreases"),
     (TrainerCallback, "tft_rng_checkpoint", "RngCheckpoint"),
     (TrainerCallback, "tft_recover_finished_run", "RecoverFinishedRun"),
+    (TrainerCallback, "tft_parameter_counts", "ParameterCounts"),
     (Checkpointer, "tft_atomic", "AtomicCheckpointer"),
     (PhraseAligner, "tft_syntactic", "SyntacticPhraseAligner"),
     (Subcommand, "tft-export", "Export"),
@@ -61,7 +67,8 @@ REGISTERED = [
 
 def test_importing_the_package_registers_every_component():
     for base, name, class_name in REGISTERED:
-        assert base.by_name(name).__name__ == class_name
+        # A registered constructor (`tft_exported`) resolves to the method of the class.
+        assert base.by_name(name).__qualname__.split(".")[0] == class_name
 
 
 def test_every_tft_registration_is_listed():

@@ -74,3 +74,27 @@ def test_distributed_configs_split_the_papers_batch_over_the_gpus(config, monkey
     assert params["data_loader"].pop("batch_size") == base["data_loader"].pop("batch_size") // 4
     # Nothing else changes: the recipe is the single-GPU config's.
     assert params == base
+
+
+ADAPTER_CONFIGS = sorted((CONFIGS_ROOT / "adapters").glob("*.jsonnet"))
+
+
+@pytest.mark.parametrize("config", ADAPTER_CONFIGS, ids=lambda path: path.stem)
+def test_adapter_configs_train_only_their_adapters(config, tmp_path):
+    params = Params.from_file(str(config)).as_dict(quiet=True)
+    assert params["trainer"]["optimizer"]["lr"] == 3e-4
+    overrides = {"trainer.num_epochs": 1}
+    if "backbone" in params["model"]:
+        adapters = params["model"]["backbone"]["adapters"]
+        assert params["model"]["backbone"]["type"] == "tft_pretrained_transformer"
+    else:
+        adapters = params["model"]["text_field_embedder"]["token_embedders"]["tokens"]["adapters"]
+    assert adapters["type"] == "tft_bottleneck" and adapters["bottleneck"] == 64
+    if "injection" in config.stem:
+        # The fixture corpus is small: a quarter of it for validation.
+        overrides["dataset_reader.validation_fraction"] = 0.25
+        overrides["validation_dataset_reader.validation_fraction"] = 0.25
+    train_model_from_file(str(config), str(tmp_path), overrides=json.dumps(overrides))
+    counts = json.loads((tmp_path / "parameter_counts.json").read_text())
+    assert 0 < counts["trainable"] < counts["frozen"]
+    assert "best_validation_loss" in json.loads((tmp_path / "metrics.json").read_text())

@@ -3,7 +3,9 @@
 standard Hugging Face checkpoint, so that GLUE fine-tuning (or any other library) can start
 from the injected encoder: `TFT_MODEL=OUT_DIR allennlp train training_configs/glue/mrpc.jsonnet`.
 With `--sentence-transformers` the directory also loads as `SentenceTransformer(OUT_DIR)`, with
-mean pooling.
+mean pooling. A model trained with adapters (`tft_allennlp.modules.adapters`) is not merged: the
+checkpoint is the encoder as it was (frozen), and the adapters are written beside it
+(`adapters.json`, `adapters.th`), loaded back with `{"type": "tft_exported", "directory": OUT_DIR}`.
 """
 
 import argparse
@@ -89,6 +91,12 @@ def export_encoder(
         raise ConfigurationError(
             f"{archive_file}: the reader has no pretrained_transformer tokenizer."
         )
+    adapters = getattr(embedders[0], "adapters", None)
+    if adapters is not None and sentence_transformers:
+        raise ConfigurationError(
+            f"{archive_file}: the model has adapters, which a sentence-transformers model would "
+            "not run; export it without --sentence-transformers."
+        )
     os.makedirs(output_dir, exist_ok=True)
     transformer = embedders[0].transformer_model
     if hasattr(transformer, "pooler") and transformer.pooler is None:
@@ -110,6 +118,15 @@ def export_encoder(
     hf_tokenizer = copy.deepcopy(tokenizer.tokenizer)
     hf_tokenizer.init_kwargs.pop("add_special_tokens", None)
     hf_tokenizer.save_pretrained(output_dir)
+    if adapters is not None:
+        adapters.export(output_dir)
+        logger.warning(
+            "%s has adapters: wrote them beside the encoder (adapters.json, adapters.th). The "
+            "encoder alone is not the trained model; load both with the embedder's "
+            '`adapters: {"type": "tft_exported", "directory": "%s"}`.',
+            archive_file,
+            output_dir,
+        )
     if sentence_transformers:
         max_length = archive.dataset_reader.encoder.max_length
         write_sentence_transformers_files(output_dir, transformer.config.hidden_size, max_length)

@@ -1,4 +1,6 @@
 from tft_allennlp.modules import (
+    adapters,
+    backbones,
     phrase_pair_features,
     siamese_losses,
     span_extractors,

@@ -3,6 +3,8 @@ from typing import Optional
 import torch
 from allennlp.modules.token_embedders import PretrainedTransformerEmbedder, TokenEmbedder
 
+from tft_allennlp.modules.adapters.transformer_adapters import TransformerAdapters
+
 
 @TokenEmbedder.register("tft_pretrained_transformer")
 class TftPretrainedTransformerEmbedder(PretrainedTransformerEmbedder):
@@ -16,6 +18,8 @@ class TftPretrainedTransformerEmbedder(PretrainedTransformerEmbedder):
       they are, unlike with `transformer_kwargs: {add_pooling_layer: false}`, which they reject.
     - A batch with no examples skips AllenNLP's check of the segment ids (the maximum of an
       empty tensor is undefined) and yields an empty tensor of hidden states.
+    - `adapters` (e.g. `tft_bottleneck`) are attached to the loaded model, which they freeze:
+      parameter-efficient fine-tuning of any of the plugin's configs.
 
     Registered as a `TokenEmbedder` with name "tft_pretrained_transformer".
 
@@ -23,15 +27,28 @@ class TftPretrainedTransformerEmbedder(PretrainedTransformerEmbedder):
 
     keep_pooler : `bool`, optional (default = `False`)
         Keep the checkpoint's pooler (unused by this embedder's output).
+    adapters : `TransformerAdapters`, optional
+        Attached to the transformer after loading; the transformer's own weights are then
+        frozen (see `tft_allennlp.modules.adapters`).
     **kwargs
         As AllenNLP's `pretrained_transformer` embedder (`model_name`, `max_length`,
         `train_parameters`, `transformer_kwargs`, ...).
     """
 
-    def __init__(self, model_name: str, *, keep_pooler: bool = False, **kwargs) -> None:
+    def __init__(
+        self,
+        model_name: str,
+        *,
+        keep_pooler: bool = False,
+        adapters: Optional[TransformerAdapters] = None,
+        **kwargs,
+    ) -> None:
         super().__init__(model_name, **kwargs)
         if not keep_pooler and getattr(self.transformer_model, "pooler", None) is not None:
             self.transformer_model.pooler = None
+        self.adapters = adapters
+        if adapters is not None:
+            adapters.attach(self.transformer_model)
 
     def forward(  # type: ignore
         self,

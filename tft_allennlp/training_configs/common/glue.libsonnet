@@ -73,6 +73,8 @@ function(task, directory, validation_metric, dev='dev.tsv', hub_dev='validation'
       { type: 'console_logger', should_log_inputs: false },
       { type: 'tft_rng_checkpoint' },
       { type: 'tft_recover_finished_run' },
+      // Trainable and frozen parameters, in the log and parameter_counts.json.
+      { type: 'tft_parameter_counts' },
     ],
     // Checkpoints written atomically, so that a kill while saving leaves one `--recover` reads.
     checkpointer: { type: 'tft_atomic' },

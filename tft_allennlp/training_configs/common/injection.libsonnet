@@ -66,6 +66,8 @@ function(pooling, features, binary=false, loss_weights={ sentence: 1.0, phrase: 
       { type: 'tft_stop_after_decreases', metric: stop_metric, decreases: 2 },
       { type: 'tft_rng_checkpoint' },
       { type: 'tft_recover_finished_run' },
+      // Trainable and frozen parameters, in the log and parameter_counts.json.
+      { type: 'tft_parameter_counts' },
     ],
     // Checkpoints written atomically, so that a kill while saving leaves one `--recover` reads.
     checkpointer: { type: 'tft_atomic' },

@@ -1,0 +1,3 @@
+from tft_allennlp.modules.backbones.pretrained_transformer_backbone import (
+    TftPretrainedTransformerBackbone,
+)

@@ -1,0 +1,3 @@
+// MRPC with three_shared bottleneck adapters on a frozen encoder: common/adapters.libsonnet.
+local adapters = import '../common/adapters.libsonnet';
+adapters(import '../glue/mrpc.jsonnet', variant='three_shared')
