@@ -9,6 +9,7 @@ import sys
 import pytest
 from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
+from transformers import AutoModel
 
 from tests import FIXTURES_ROOT, PROJECT_ROOT
 from tft_allennlp.commands.experiment import run_experiment, write_outputs
@@ -153,7 +154,8 @@ def test_the_sweep_picks_the_base_models_best_recipe_for_every_variant(experimen
 def test_csv_and_table_hold_the_runs_metrics(experiment):
     with open(os.path.join(experiment.output_dir, "runs.csv")) as handle:
         rows = list(csv.DictReader(handle))
-    assert len(rows) == 8 * 3  # runs x (pearson, spearman, combined_score)
+    # runs x (pearson, spearman, combined_score, trainable_parameters)
+    assert len(rows) == 8 * 4
     table = open(os.path.join(experiment.output_dir, "results.md")).read()
     sections = {recipe: table[table.index(f"recipe `{recipe}`") :] for recipe in ("tuned", "paper")}
     for recipe, variant in itertools.product(("tuned", "paper"), ("none", "tft")):
@@ -168,9 +170,13 @@ def test_csv_and_table_hold_the_runs_metrics(experiment):
                 if row["recipe"] == recipe
                 and row["directory"] == os.path.relpath(run.directory, experiment.output_dir)
             }
+            counts = json.loads(open(os.path.join(run.directory, "parameter_counts.json")).read())
             assert written == {
-                name: metrics[f"validation_{name}"]
-                for name in ("pearson", "spearman", "combined_score")
+                **{
+                    name: metrics[f"validation_{name}"]
+                    for name in ("pearson", "spearman", "combined_score")
+                },
+                "trainable_parameters": counts["trainable"],
             }
             pearsons.append(100 * metrics["validation_pearson"])
         assert len(set(pearsons)) == 2  # seeds differ, so mean and std are checked for real
@@ -601,12 +607,22 @@ def test_generated_strategy_configs_are_the_shipped_ones(tmp_path):
     """A strategy's generated config equals the hand-written config of the same setting."""
     spec = tiny_strategy_spec(
         tmp_path,
-        strategies=["siamese_softmax", "siamese_cosine_mse", "multitask_sequential"],
+        strategies=[
+            "siamese_softmax",
+            "siamese_cosine_mse",
+            "multitask_sequential",
+            "adapters_houlsby",
+            "adapters_not_shared",
+            "adapters_three_shared",
+        ],
     )
     shipped = {
         ("siamese_softmax", "mrpc"): "siamese/mrpc_softmax.jsonnet",
         ("siamese_cosine_mse", "stsb"): "siamese/stsb_cosine.jsonnet",
         ("multitask_sequential", "sst2"): "multitask/sst2_mrpc_stsb_sequential.jsonnet",
+        ("adapters_houlsby", "mrpc"): "adapters/mrpc_houlsby.jsonnet",
+        ("adapters_not_shared", "mrpc"): "adapters/mrpc_not_shared.jsonnet",
+        ("adapters_three_shared", "mrpc"): "adapters/mrpc_three_shared.jsonnet",
     }
     for run in spec.glue_runs({}):
         if (run.strategy, run.task) in shipped:
@@ -648,19 +664,21 @@ def test_a_grid_of_strategies_runs_and_reports_each_task_under_each_strategy(tmp
         variants=["none"],
         train_sizes=[8],
         seeds=[1],
-        strategies=["cross", "multitask_shuffled", "siamese_softmax"],
+        strategies=["cross", "multitask_shuffled", "siamese_softmax", "adapters_houlsby"],
+        recipes={"paper": {"trainer.optimizer.lr": 1e-3}},
         glue_overrides={"trainer.num_epochs": 1},
         keep_weights=False,
     )
     statuses = run_experiment(spec)
-    # One multitask run serves both tasks: 2 cross-encoders + 1 multitask + 2 Siamese.
-    assert sorted(statuses.values()) == ["done"] * 5
+    # One multitask run serves both tasks: 2 cross-encoders + 1 multitask + 2 Siamese + 2 with
+    # adapters.
+    assert sorted(statuses.values()) == ["done"] * 7
     write_outputs(spec)
     rows = collect_results(spec)
     assert [(row["strategy"], row["task"]) for row in rows] == [
         (strategy, task)
         for task in ("mrpc", "stsb")
-        for strategy in ("cross", "multitask_shuffled", "siamese_softmax")
+        for strategy in ("cross", "multitask_shuffled", "siamese_softmax", "adapters_houlsby")
     ]
     multitask = {row["task"]: row for row in rows if row["strategy"] == "multitask_shuffled"}
     directory = os.path.join(spec.output_dir, multitask["mrpc"]["directory"])
@@ -679,18 +697,38 @@ def test_a_grid_of_strategies_runs_and_reports_each_task_under_each_strategy(tmp
     )
     assert siamese["model"]["type"] == "tft_siamese_pair_classifier"
     assert siamese["dataset_reader"]["train_size"] == 8
+    # The recipe's lr, except for the adapters, which keep theirs; only they freeze the encoder.
+    lrs, trained = {}, {}
+    for row in rows[:4]:
+        directory = os.path.join(spec.output_dir, row["directory"])
+        config = json.loads(open(os.path.join(directory, "config.json")).read())
+        lrs[row["strategy"]] = config["trainer"]["optimizer"]["lr"]
+        trained[row["strategy"]] = row["trainable_parameters"]
+    assert lrs == {
+        "cross": 1e-3,
+        "multitask_shuffled": 1e-3,
+        "siamese_softmax": 1e-3,
+        "adapters_houlsby": 3e-4,
+    }
+    # Tiny BERT, d = 32: 2 layers x one adapter of 2 * 64 * 32 + 32 + 64, and the classifier.
+    assert trained["adapters_houlsby"] == 2 * (2 * 64 * 32 + 32 + 64) + 2 * 32 + 2
+    # Full fine-tuning trains the whole checkpoint but its pooler, and the classifier.
+    bert = AutoModel.from_pretrained(tiny_bert)
+    encoder = sum(p.numel() for name, p in bert.named_parameters() if "pooler" not in name)
+    assert trained["cross"] == encoder + 2 * 32 + 2
     with open(os.path.join(spec.output_dir, "runs.csv")) as handle:
         written = list(csv.DictReader(handle))
-    assert list(written[0])[-1] == "strategy" and len(written) == 6 * 3
+    # Per row: 2 metrics, their combined score, the trained parameters.
+    assert list(written[0])[-1] == "strategy" and len(written) == 8 * 4
     assert {(row["strategy"], row["task"]) for row in written} == {
         (row["strategy"], row["task"]) for row in rows
     }
     table = open(os.path.join(spec.output_dir, "results.md")).read().splitlines()
     assert (
-        "| train size | strategy | variant | MRPC Acc | MRPC F1 | STSB Pearson | STSB Spearman |"
-        in table
+        "| train size | strategy | variant | MRPC Acc | MRPC F1 | STSB Pearson | STSB Spearman "
+        "| trained parameters |" in table
     )
-    for strategy in ("cross", "multitask_shuffled", "siamese_softmax"):
+    for strategy in ("cross", "multitask_shuffled", "siamese_softmax", "adapters_houlsby"):
         (line,) = [line for line in table if line.startswith(f"| 8 | {strategy} | none |")]
         assert "" not in [cell.strip() for cell in line.split("|")[4:-1]]
 

@@ -17,6 +17,7 @@ from tft_allennlp.experiments.spec import (
     TunedKey,
     selection_metric,
 )
+from tft_allennlp.training.callbacks.parameter_counts import PARAMETER_COUNTS
 
 Run = Union[InjectionRun, GlueRun]
 
@@ -66,6 +67,15 @@ def tuned_choice(spec: ExperimentSpec, key: TunedKey) -> Optional[str]:
     )
 
 
+def read_trainable_parameters(directory: str) -> Optional[int]:
+    """The trained parameters a run's `tft_parameter_counts` callback wrote, if it ran."""
+    try:
+        with open(os.path.join(directory, PARAMETER_COUNTS)) as handle:
+            return int(json.load(handle)["trainable"])
+    except (OSError, ValueError, KeyError):
+        return None
+
+
 def tuned_choices(spec: ExperimentSpec) -> Dict[TunedKey, str]:
     """The sweep's choice for every (base, task, train_size) whose sweep has finished."""
     choices = {key: tuned_choice(spec, key) for key in spec.tuned_keys()}
@@ -104,6 +114,9 @@ def collect_results(
             "seed": run.seed,
             **metrics,
         }
+        trainable = read_trainable_parameters(run.directory)
+        if trainable is not None:
+            row["trainable_parameters"] = trainable
         row["directory"] = os.path.relpath(run.directory, spec.output_dir)
         rows.append(row)
     return rows

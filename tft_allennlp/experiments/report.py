@@ -21,6 +21,8 @@ METRIC_NAMES = {
 }
 KEYS = ("base", "variant", "strategy", "recipe", "task", "train_size")
 CROSS = "cross"
+# A run's trained parameters (`tft_parameter_counts`), reported where a run wrote them.
+TRAINABLE = "trainable_parameters"
 
 
 def _with_strategy(rows: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
@@ -35,7 +37,7 @@ def write_csv(rows: List[Dict[str, Any]], path: str) -> None:
         writer = csv.writer(handle)
         writer.writerow([*keys, "candidate", "seed", "metric", "value", "directory", "strategy"])
         for row in _with_strategy(rows):
-            for metric in GLUE_TASKS[row["task"]].metrics + ("combined_score",):
+            for metric in GLUE_TASKS[row["task"]].metrics + ("combined_score", TRAINABLE):
                 if metric in row:
                     coordinates = [*(row[key] for key in keys), row["candidate"], row["seed"]]
                     writer.writerow(
@@ -78,6 +80,11 @@ def markdown_table(rows: List[Dict[str, Any]]) -> str:
     variants = list(dict.fromkeys(row["variant"] for row in rows))
     lines_of = [(strategy, variant) for strategy in strategies for variant in variants]
     sizes = sorted({row["train_size"] for row in rows}, key=_size_order)
+    trainable: Dict[Tuple, List[int]] = {}
+    for row in rows:
+        if TRAINABLE in row:
+            line = (row["base"], row["variant"], row["strategy"], row["recipe"], row["train_size"])
+            trainable.setdefault(line, []).append(row[TRAINABLE])
     sections = []
     for base in dict.fromkeys(row["base"] for row in rows):
         for recipe in dict.fromkeys(row["recipe"] for row in rows):
@@ -86,13 +93,14 @@ def markdown_table(rows: List[Dict[str, Any]]) -> str:
                 + ("strategy | " if with_strategy else "")
                 + "variant | "
                 + " | ".join(f"{task.upper()} {METRIC_NAMES[metric]}" for task, metric in columns)
+                + (" | trained parameters" if trainable else "")
                 + " |"
             )
             lines = [
                 f"### {base}, recipe `{recipe}`",
                 "",
                 header,
-                "|" + "---|" * (len(columns) + 2 + with_strategy),
+                "|" + "---|" * (len(columns) + 2 + with_strategy + bool(trainable)),
             ]
             for size in sizes:
                 best = {}
@@ -127,6 +135,12 @@ def markdown_table(rows: List[Dict[str, Any]]) -> str:
                         if mean == best[(task, metric)]:
                             cell = f"**{cell}**"
                         cells.append(cell)
+                    if trainable:
+                        counts = trainable.get((base, variant, strategy, recipe, size), [])
+                        low, high = (min(counts), max(counts)) if counts else (0, 0)
+                        cells.append(
+                            "" if not counts else f"{low:,}" + (f"-{high:,}" if high > low else "")
+                        )
                     label = f"{strategy} | {variant}" if with_strategy else variant
                     lines.append(f"| {size} | {label} | " + " | ".join(cells) + " |")
             lines += [
