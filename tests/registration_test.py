@@ -26,6 +26,7 @@ REGISTERED = [
     (Model, "tft_glue_classifier", "GlueClassifier"),
     (Model, "tft_paraphrase_injector", "ParaphraseInjector"),
     (Model, "tft_siamese_pair_classifier", "SiamesePairClassifier"),
+    (Model, "tft_smart", "SmartRegularizedModel"),
     (Predictor, "tft_sentence_pair", "SentencePairPredictor"),
     (Predictor, "tft_phrase_pairs", "PhrasePairsPredictor"),
     (Metric, "tft_matthews_correlation", "MatthewsCorrelation"),

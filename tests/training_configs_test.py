@@ -3,9 +3,12 @@ import json
 import pytest
 from allennlp.commands.train import train_model_from_file
 from allennlp.common import Params
+from allennlp.data import Vocabulary
+from allennlp.models import Model
 
 from tests import CONFIGS_ROOT
 from tft_allennlp.common.glue_tasks import GLUE_TASKS
+from tft_allennlp.models.smart_regularized import SmartRegularizedModel
 
 GLUE_CONFIGS = sorted((CONFIGS_ROOT / "glue").glob("*.jsonnet"))
 
@@ -98,3 +101,42 @@ def test_adapter_configs_train_only_their_adapters(config, tmp_path):
     counts = json.loads((tmp_path / "parameter_counts.json").read_text())
     assert 0 < counts["trainable"] < counts["frozen"]
     assert "best_validation_loss" in json.loads((tmp_path / "metrics.json").read_text())
+
+
+SMART_CONFIGS = sorted((CONFIGS_ROOT / "smart").glob("*.jsonnet"))
+
+
+def test_smart_configs():
+    assert [path.stem for path in SMART_CONFIGS] == ["mrpc", "rte", "sst2", "stsb"]
+
+
+@pytest.mark.parametrize("config", SMART_CONFIGS, ids=lambda path: path.stem)
+def test_smart_config_is_its_glue_config_with_the_model_wrapped(config):
+    base = Params.from_file(str(CONFIGS_ROOT / "glue" / config.name)).as_dict(quiet=True)
+    # The glue config's keys keep working, the model's one level down.
+    overrides = json.dumps({"model.model.dropout": 0.2})
+    params = Params.from_file(str(config), overrides)
+    vocab = Vocabulary.from_params(params["vocabulary"].duplicate(), instances=[])
+    model = Model.from_params(params["model"].duplicate(), vocab=vocab)
+    assert isinstance(model, SmartRegularizedModel)
+    assert model.inner_model._task_output._dropout.p == 0.2
+    params = params.as_dict(quiet=True)
+    smart = params.pop("model")
+    assert smart.pop("model") == {**base.pop("model"), "dropout": 0.2}
+    assert smart == {"type": "tft_smart", "adversarial_weight": 1, "proximal_weight": 1}
+    assert params == base
+
+
+def test_the_multitask_smart_config_regularises_sst2_only():
+    base = Params.from_file(str(CONFIGS_ROOT / "multitask/sst2_mrpc_stsb.jsonnet"))
+    params = Params.from_file(str(CONFIGS_ROOT / "multitask/sst2_mrpc_stsb_smart.jsonnet"))
+    base, params = base.as_dict(quiet=True), params.as_dict(quiet=True)
+    smart = params.pop("model")
+    assert smart.pop("model") == base.pop("model")
+    assert smart == {
+        "type": "tft_smart",
+        "adversarial_weight": 1,
+        "proximal_weight": 1,
+        "outputs": {"sst2_logits": "classification"},
+    }
+    assert params == base

@@ -12,7 +12,7 @@ A strategy says how a GLUE task is fine-tuned (`STRATEGIES`): `cross` (a cross-e
 `training_configs/glue/<task>.jsonnet`), a Siamese objective (Sentence-BERT,
 `common/siamese.libsonnet`), a multitask schedule (`common/multitask.libsonnet`) where one
 run trains all the spec's tasks and is reported once per task, or the cross-encoder wrapped
-(`WRAPPED`: bottleneck adapters). The sweep runs cross-encoders
+(`WRAPPED`: bottleneck adapters, SMART). The sweep runs cross-encoders
 only; its tuned recipe is applied unchanged to every strategy.
 
 The spec only describes: it never reads the disk. Which candidate the sweep chose is found from
@@ -73,10 +73,14 @@ MULTITASK: Dict[str, str] = {
 }
 # Strategies that wrap a task's cross-encoder config -> (the function in common/ that wraps
 # it, its arguments, overrides that win over the recipe's). The adapters keep Mohebbi &
-# Rajaee's lr 3e-4 whatever the recipe: the sweep tunes full fine-tuning, not them.
+# Rajaee's lr 3e-4 whatever the recipe: the sweep tunes full fine-tuning, not them. `smart`
+# adds SMART's regularisers (lambda_s = mu = 1) to the cross-encoder, with the recipe's lr.
 WRAPPED: Dict[str, Tuple[str, Dict[str, Any], Dict[str, Any]]] = {
-    f"adapters_{variant}": ("adapters", {"variant": variant}, {"trainer.optimizer.lr": 3e-4})
-    for variant in ("houlsby", "not_shared", "three_shared")
+    **{
+        f"adapters_{variant}": ("adapters", {"variant": variant}, {"trainer.optimizer.lr": 3e-4})
+        for variant in ("houlsby", "not_shared", "three_shared")
+    },
+    "smart": ("smart", {}, {}),
 }
 STRATEGIES: Tuple[str, ...] = (CROSS, *SIAMESE, *MULTITASK, *WRAPPED)
 
@@ -272,7 +276,8 @@ class ExperimentSpec:
         `tft_sequential`, `homogeneous_roundrobin`), reported per task; `adapters_houlsby`,
         `adapters_not_shared`, `adapters_three_shared`, the cross-encoder with Mohebbi &
         Rajaee's bottleneck adapters on a frozen encoder (`common/adapters.libsonnet`, at their
-        lr 3e-4 whatever the recipe's). Every strategy runs for
+        lr 3e-4 whatever the recipe's); `smart`, the cross-encoder with SMART's adversarial
+        and proximal terms (`common/smart.libsonnet`). Every strategy runs for
         every base, variant, seed and training size (a multitask run subsamples each task's
         training file with the same size and seed) and with the same recipes: the tuned one is
         the base cross-encoder's choice, applied unchanged. `glue_overrides`, recipes and sweep

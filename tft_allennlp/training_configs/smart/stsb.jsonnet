@@ -1,0 +1,4 @@
+// GLUE stsb (STS-B) with SMART regularisation (Jiang et al., 2020), lambda_s = mu = 1.
+// Task config: ../glue/stsb.jsonnet; SMART: ../common/smart.libsonnet
+local smart = import '../common/smart.libsonnet';
+smart(import '../glue/stsb.jsonnet')
