@@ -16,9 +16,10 @@ from allennlp.commands.subcommand import Subcommand
 
 from tft_allennlp.commands.arguments import positive_float, positive_int
 from tft_allennlp.experiments import ExperimentRunner, ExperimentSpec, collect_results
+from tft_allennlp.experiments.paired import paired_table, write_paired_csv
 from tft_allennlp.experiments.report import markdown_table, plot, sweep_table, write_csv
 from tft_allennlp.experiments.runner import parse_shard
-from tft_allennlp.experiments.spec import selection_metric
+from tft_allennlp.experiments.spec import CROSS, selection_metric
 
 logger = logging.getLogger(__name__)
 
@@ -108,22 +109,29 @@ def run_experiment(
 
 def write_outputs(spec: ExperimentSpec) -> List[str]:
     """
-    Writes runs.csv, results.md (with the recipe sweep, if any) and scores.png from the finished
-    runs of every shard; returns their paths. Each file is replaced atomically, so shards that
-    finish at the same time never leave a half-written one.
+    Writes runs.csv, results.md (with the paired differences and the recipe sweep, if any),
+    scores.png and paired.csv from the finished runs of every shard; returns their paths. Each
+    file is replaced atomically, so shards that finish at the same time never leave a
+    half-written one.
     """
     rows = collect_results(spec)
     if not rows:
         logger.warning("No finished runs in %s yet.", spec.output_dir)
         return []
-    paths = [
-        os.path.join(spec.output_dir, name) for name in ("runs.csv", "results.md", "scores.png")
-    ]
+    names = ("runs.csv", "results.md", "scores.png", "paired.csv")
+    paths = [os.path.join(spec.output_dir, name) for name in names]
+    # Injection variants against the base without injection, strategies against the
+    # cross-encoder: each at equal other coordinates, paired by seed.
+    comparisons = {"variant": "none", "strategy": CROSS}
     with tempfile.TemporaryDirectory(dir=spec.output_dir) as scratch:
         drafts = [os.path.join(scratch, os.path.basename(path)) for path in paths]
         write_csv(rows, drafts[0])
         with open(drafts[1], "w") as handle:
             handle.write(markdown_table(rows))
+            for factor, reference in comparisons.items():
+                table = paired_table(rows, factor, reference)
+                if table:
+                    handle.write("\n" + table)
             sweep_rows = collect_results(spec, list(spec.sweep_runs()))
             if sweep_rows:
                 handle.write(
@@ -131,6 +139,7 @@ def write_outputs(spec: ExperimentSpec) -> List[str]:
                     + sweep_table(sweep_rows, {task: selection_metric(task) for task in spec.tasks})
                 )
         plot(rows, drafts[2])
+        write_paired_csv(rows, comparisons, drafts[3])
         for draft, path in zip(drafts, paths):
             os.replace(draft, path)
     return paths

@@ -1,0 +1,107 @@
+import csv
+import math
+
+import pytest
+
+from tft_allennlp.experiments.paired import (
+    format_difference,
+    paired_difference,
+    paired_table,
+    write_paired_csv,
+)
+
+
+def test_three_pairs_against_hand_computed_t_statistics():
+    """
+    Differences 1, 2, 3: mean 2, standard deviation 1, t = 2 / (1 / sqrt(3)) = 3.4641 with 2
+    degrees of freedom. Student's t with 2 degrees of freedom has the closed-form CDF
+    F(t) = 1/2 + t / (2 sqrt(2 + t^2)), so p = 2 (1 - F(3.4641)) = 1 - 3.4641 / sqrt(14) =
+    0.074180, and its 0.975 quantile solves t / sqrt(2 + t^2) = 0.95: t = 0.95 sqrt(2 / 0.0975)
+    = 4.302653, so the 95% interval is 2 -+ 4.302653 / sqrt(3) = [-0.484138, 4.484138].
+    """
+    difference = paired_difference({1: 11.0, 2: 12.0, 3: 13.0}, {1: 10.0, 2: 10.0, 3: 10.0})
+    assert difference.n == 3
+    assert difference.mean == pytest.approx(2.0)
+    assert difference.std == pytest.approx(1.0)
+    assert difference.p_value == pytest.approx(1 - math.sqrt(12) / math.sqrt(14), abs=1e-9)
+    assert difference.p_value == pytest.approx(0.074180, abs=1e-6)
+    assert (difference.low, difference.high) == pytest.approx((-0.484138, 4.484138), abs=1e-6)
+
+
+def test_only_the_seeds_both_settings_finished_are_paired():
+    """
+    Seeds 1 and 3 pair: differences 1 and 3, mean 2, std sqrt(2), t = 2 with 1 degree of
+    freedom (Cauchy: F(t) = 1/2 + atan(t) / pi), p = 1 - 2 atan(2) / pi = 0.295167; the 0.975
+    quantile is tan(0.475 pi) = 12.706205, the interval 2 -+ 12.706205.
+    """
+    difference = paired_difference({1: 5.0, 2: 7.0, 3: 9.0}, {1: 4.0, 3: 6.0})
+    assert (difference.n, difference.mean, difference.std) == (2, 2.0, pytest.approx(2**0.5))
+    assert difference.p_value == pytest.approx(1 - 2 * math.atan(2) / math.pi, abs=1e-9)
+    assert difference.high == pytest.approx(2 + math.tan(0.475 * math.pi), abs=1e-6)
+    assert paired_difference({1: 5.0}, {2: 4.0}) is None
+
+
+def test_degenerate_differences():
+    one = paired_difference({1: 5.0}, {1: 4.0})
+    assert one.n == 1 and one.mean == 1.0
+    assert all(math.isnan(value) for value in (one.std, one.low, one.high, one.p_value))
+    equal = paired_difference({1: 5.0, 2: 6.0}, {1: 3.0, 2: 4.0})
+    assert (equal.std, equal.low, equal.high, equal.p_value) == (0.0, 2.0, 2.0, 0.0)
+    none = paired_difference({1: 5.0, 2: 6.0}, {1: 5.0, 2: 6.0})
+    assert (none.mean, none.p_value) == (0.0, 1.0)
+    assert format_difference(one, 3) == "+1.0 [n=1]"
+    assert format_difference(equal, 2) == "+2.0 ± 0.0 (p 0.00) *"
+
+
+def rows_of(variant, strategy, scores):
+    return [
+        {
+            "base": "b",
+            "variant": variant,
+            "strategy": strategy,
+            "recipe": "paper",
+            "candidate": "paper",
+            "task": "stsb",
+            "train_size": "1000",
+            "seed": seed,
+            "pearson": pearson,
+            "spearman": pearson - 0.01,
+        }
+        for seed, pearson in scores.items()
+    ]
+
+
+def test_the_table_and_csv_pair_each_setting_with_its_reference(tmp_path):
+    rows = (
+        rows_of("none", "cross", {1: 0.80, 2: 0.70, 3: 0.75})
+        + rows_of("tft", "cross", {1: 0.81, 2: 0.72, 3: 0.78})
+        + rows_of("none", "smart", {1: 0.79, 3: 0.70})
+    )
+    table = paired_table(rows, "variant", "none").splitlines()
+    assert (
+        table[2]
+        == "| base | recipe | train size | strategy | variant | STSB Pearson | STSB Spearman |"
+    )
+    # Differences 1, 2, 3 points: mean 2, std 1, p 0.074 (the hand-computed case above).
+    assert (
+        table[4] == "| b | paper | 1000 | cross | tft | +2.0 ± 1.0 (p 0.07) | +2.0 ± 1.0 (p 0.07) |"
+    )
+    assert len([line for line in table if line.startswith("| b ")]) == 1
+    strategies = paired_table(rows, "strategy", "cross").splitlines()
+    # Seeds 1 and 3: -1 and -5 points, t = -3 / 2 with 1 degree of freedom, p = 1 - 2
+    # atan(1.5) / pi = 0.374.
+    cell = "-3.0 ± 2.8 (p 0.37) [n=2]"
+    assert strategies[4] == f"| b | paper | 1000 | none | smart | {cell} | {cell} |"
+    assert paired_table(rows_of("none", "cross", {1: 0.5}), "variant", "none") == ""
+    path = tmp_path / "paired.csv"
+    write_paired_csv(rows, {"variant": "none", "strategy": "cross"}, str(path))
+    written = list(csv.DictReader(open(path)))
+    assert [(row["factor"], row["variant"], row["strategy"], row["metric"]) for row in written] == [
+        ("variant", "tft", "cross", "pearson"),
+        ("variant", "tft", "cross", "spearman"),
+        ("strategy", "none", "smart", "pearson"),
+        ("strategy", "none", "smart", "spearman"),
+    ]
+    assert float(written[0]["mean"]) == pytest.approx(2.0)
+    assert float(written[0]["ci95_low"]) == pytest.approx(-0.484138, abs=1e-5)
+    assert written[2]["n"] == "2"

@@ -1,0 +1,183 @@
+"""
+Paired comparisons of an experiment's runs: two settings that differ in one factor (the
+injection variant, or the fine-tuning strategy) and agree in everything else, compared seed by
+seed. A seed fixes the training subsample and the fine-tuning's randomness, so the difference
+of two runs with the same seed removes the variation that seeds share; the mean of the
+differences, their standard deviation, a paired t-test and its confidence interval describe the
+gain. Only seeds that both settings finished are paired; `n` says how many.
+"""
+
+import csv
+import math
+import statistics
+from dataclasses import dataclass
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
+
+from scipy import stats
+
+from tft_allennlp.common.glue_tasks import GLUE_TASKS
+from tft_allennlp.experiments.report import METRIC_NAMES, _with_strategy
+
+# The coordinates of a run besides the compared factor and the seed.
+COORDINATES = ("base", "variant", "strategy", "recipe", "task", "train_size")
+
+
+@dataclass(frozen=True)
+class PairedDifference:
+    """
+    Treated minus control over the seeds both finished: `n` pairs, the mean and standard
+    deviation of the differences, the two-sided paired t-test's `p_value` and the
+    `confidence` interval of the mean difference (`low`, `high`). With one pair the spread, the
+    test and the interval are undefined (NaN).
+    """
+
+    n: int
+    mean: float
+    std: float
+    low: float
+    high: float
+    p_value: float
+    confidence: float = 0.95
+
+
+def paired_difference(
+    treated: Mapping[Any, float], control: Mapping[Any, float], confidence: float = 0.95
+) -> Optional[PairedDifference]:
+    """
+    The paired difference of two settings' scores, each keyed by seed; None when no seed is in
+    both. Paired t-test: `t = mean / (std / sqrt(n))` with `n - 1` degrees of freedom; the
+    interval is `mean +- t_{(1 + confidence) / 2, n - 1} * std / sqrt(n)`. Differences that are
+    all equal have a zero standard deviation: p is 0 unless they are 0 (then 1), and the interval
+    is the point.
+    """
+    seeds = [seed for seed in treated if seed in control]
+    if not seeds:
+        return None
+    differences = [treated[seed] - control[seed] for seed in seeds]
+    n = len(differences)
+    mean = statistics.mean(differences)
+    if n == 1:
+        nan = float("nan")
+        return PairedDifference(1, mean, nan, nan, nan, nan, confidence)
+    std = statistics.stdev(differences)
+    if std == 0:
+        return PairedDifference(n, mean, 0.0, mean, mean, float(mean == 0), confidence)
+    error = std / math.sqrt(n)
+    p_value = 2 * stats.t.sf(abs(mean / error), n - 1)
+    margin = stats.t.ppf((1 + confidence) / 2, n - 1) * error
+    return PairedDifference(n, mean, std, mean - margin, mean + margin, p_value, confidence)
+
+
+Comparison = Tuple[Tuple, str, str]
+"""(coordinates without the factor, treated level, metric)."""
+
+
+def paired_comparisons(
+    rows: List[Dict[str, Any]], factor: str, reference: str, confidence: float = 0.95
+) -> Iterator[Tuple[Dict[str, Any], str, PairedDifference]]:
+    """
+    Every level of `factor` ("variant" or "strategy") against `reference` at equal other
+    coordinates, for each GLUE metric of the task, in percentage points: yields (the treated
+    row's coordinates, metric, difference).
+    """
+    scores: Dict[Tuple, Dict[Any, Dict[str, float]]] = {}
+    for row in _with_strategy(rows):
+        key = tuple(row[name] for name in COORDINATES)
+        scores.setdefault(key, {})[row["seed"]] = row
+    position = COORDINATES.index(factor)
+    for key, by_seed in scores.items():
+        if key[position] == reference:
+            continue
+        control_key = key[:position] + (reference,) + key[position + 1 :]
+        control = scores.get(control_key)
+        if control is None:
+            continue
+        coordinates = dict(zip(COORDINATES, key))
+        for metric in GLUE_TASKS[coordinates["task"]].metrics:
+            difference = paired_difference(
+                {seed: 100 * row[metric] for seed, row in by_seed.items() if metric in row},
+                {seed: 100 * row[metric] for seed, row in control.items() if metric in row},
+                confidence,
+            )
+            if difference is not None:
+                yield coordinates, metric, difference
+
+
+def format_difference(difference: PairedDifference, seeds: int, level: float = 0.05) -> str:
+    """`+1.2 ± 0.8 (p 0.12)`, `*` when p < `level`, `[n=k]` when fewer than `seeds` pairs."""
+    text = f"{difference.mean:+.1f}"
+    if difference.n > 1:
+        text += f" ± {difference.std:.1f} (p {difference.p_value:.2f})"
+        if difference.p_value < level:
+            text += " *"
+    if difference.n < seeds:
+        text += f" [n={difference.n}]"
+    return text
+
+
+def paired_table(
+    rows: List[Dict[str, Any]], factor: str, reference: str, level: float = 0.05
+) -> str:
+    """
+    Markdown: a row per base, recipe, training size and compared setting, a column per task
+    metric; cells are the paired differences against `reference` (`format_difference`).
+    """
+    comparisons = list(paired_comparisons(rows, factor, reference, 1 - level))
+    if not comparisons:
+        return ""
+    seeds = len({row["seed"] for row in rows})
+    tasks = sorted({row["task"] for row in rows})
+    columns = [(task, metric) for task in tasks for metric in GLUE_TASKS[task].metrics]
+    other = "strategy" if factor == "variant" else "variant"
+    cells: Dict[Tuple, Dict[Tuple[str, str], str]] = {}
+    for coordinates, metric, difference in comparisons:
+        line = tuple(coordinates[name] for name in ("base", "recipe", "train_size", other, factor))
+        cells.setdefault(line, {})[(coordinates["task"], metric)] = format_difference(
+            difference, seeds, level
+        )
+    header = (
+        f"| base | recipe | train size | {other} | {factor} | "
+        + " | ".join(f"{task.upper()} {METRIC_NAMES[metric]}" for task, metric in columns)
+        + " |"
+    )
+    lines = [
+        f"### Paired differences: {factor} - `{reference}`",
+        "",
+        header,
+        "|" + "---|" * (len(columns) + 5),
+    ]
+    for line, values in cells.items():
+        lines.append(
+            "| "
+            + " | ".join(str(value) for value in line)
+            + " | "
+            + " | ".join(values.get(column, "") for column in columns)
+            + " |"
+        )
+    lines += [
+        "",
+        f"Dev score differences (percentage points), {factor} minus `{reference}` with "
+        f"everything else equal, paired by seed (same subsample and fine-tuning seed): mean ± "
+        f"standard deviation of the differences over the seeds both finished, p of the "
+        f"two-sided paired t-test; * p < {level}; [n=k]: k pairs only.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def write_paired_csv(rows: List[Dict[str, Any]], comparisons: Dict[str, str], path: str) -> None:
+    """
+    Every paired comparison of `comparisons` (factor -> reference level), one line per
+    comparison and metric, with the difference's n, mean, std, 95% interval and p-value.
+    """
+    with open(path, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(
+            [*COORDINATES, "factor", "reference", "metric", "n", "mean", "std", "ci95_low"]
+            + ["ci95_high", "p_value"]
+        )
+        for factor, reference in comparisons.items():
+            for coordinates, metric, d in paired_comparisons(rows, factor, reference):
+                writer.writerow(
+                    [coordinates[name] for name in COORDINATES]
+                    + [factor, reference, metric, d.n, d.mean, d.std, d.low, d.high, d.p_value]
+                )
