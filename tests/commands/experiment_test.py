@@ -755,3 +755,15 @@ def test_the_strategies_spec_describes_its_grid(tmp_path):
     assert len(runs) == 2 * 3 * (3 + 3 * 3 + 2 + 1 + 1)
     assert len({run.directory for run in runs}) == 2 * 3 * (3 + 3 + 2 + 1 + 1)
     assert {run.task for run in runs if run.strategy.startswith("siamese")} == {"mrpc", "stsb"}
+
+
+def test_the_adapters_spec_describes_its_grid(tmp_path):
+    path = PROJECT_ROOT / "training_configs/experiments/adapters_cpu.jsonnet"
+    spec = ExperimentSpec.from_file(str(path), str(tmp_path))
+    assert spec.tasks == ["mrpc", "stsb", "rte", "sst2"] and spec.variants == ["none", "tft"]
+    assert spec.train_sizes == [1000] and spec.seeds == [1, 2, 3]
+    runs = list(spec.glue_runs({}))
+    # Every strategy applies to every task: 4 tasks x 5 strategies x 2 variants x 3 seeds.
+    assert len(runs) == len({run.directory for run in runs}) == 4 * 5 * 2 * 3
+    adapters = [run for run in runs if run.strategy == "adapters_three_shared"]
+    assert 'variant="three_shared"' in adapters[0].config_text
