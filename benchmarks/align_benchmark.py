@@ -3,6 +3,9 @@ Aligner throughput and memory (issue: phrase alignment, "Speed and scale").
 
     python benchmarks/align_benchmark.py speed --pairs 2000            # pairs/s at 1 and 2 workers
     python benchmarks/align_benchmark.py memory --pairs 2000 20000     # peak RSS per input size
+    python benchmarks/align_benchmark.py links --pairs 500 --embeddings MODEL_DIR
+        # pairs/s per core of each link source: lexical, and contextual embeddings with one
+        # sentence per forward pass (as before issue 19) and a batch of 32
 
 Sentences are synthetic, about 20 words, built from templates with a fixed seed, so every run
 aligns the same text. Each measurement runs in a fresh process; results are printed as a
@@ -10,9 +13,11 @@ markdown table with the ratios that benchmarks/RESULTS.md reports.
 """
 
 import argparse
+import json
 import os
 import random
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -71,7 +76,7 @@ def write_input(path: str, count: int) -> None:
             handle.write(f"{first}\t{second}\n")
 
 
-def run_one(pairs: int, workers: int) -> None:
+def run_one(pairs: int, workers: int, aligner: str = "{}") -> None:
     """Aligns `pairs` synthetic pairs in this process; prints seconds and peak RSS (MB)."""
     from tft_allennlp.commands.align import align_file
 
@@ -80,7 +85,12 @@ def run_one(pairs: int, workers: int) -> None:
         write_input(source, pairs)
         started = time.perf_counter()
         summary = align_file(
-            source, output, spacy_model="en_core_web_sm", workers=workers, batch_size=64
+            source,
+            output,
+            spacy_model="en_core_web_sm",
+            workers=workers,
+            batch_size=64,
+            aligner=json.loads(aligner) or None,
         )
         seconds = time.perf_counter() - started
     assert summary["pairs written"] == pairs
@@ -88,9 +98,10 @@ def run_one(pairs: int, workers: int) -> None:
     print(f"RESULT {pairs} {workers} {seconds:.2f} {peak_mb:.1f}")
 
 
-def measure(pairs: int, workers: int):
+def measure(pairs: int, workers: int, aligner: str = "{}"):
     result = subprocess.run(
-        [sys.executable, __file__, "one", "--pairs", str(pairs), "--workers", str(workers)],
+        [sys.executable, __file__, "one", "--pairs", str(pairs), "--workers", str(workers)]
+        + ["--aligner", aligner],
         capture_output=True,
         text=True,
         check=True,
@@ -101,12 +112,37 @@ def measure(pairs: int, workers: int):
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("mode", choices=["speed", "memory", "one"])
+    parser.add_argument("mode", choices=["speed", "memory", "links", "one"])
     parser.add_argument("--pairs", type=int, nargs="+", default=[2000])
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--aligner", default="{}", help="PhraseAligner parameters (JSON)")
+    parser.add_argument("--embeddings", help="links: a local Hugging Face checkpoint")
+    parser.add_argument("--rounds", type=int, default=2, help="links: alternating rounds")
     args = parser.parse_args()
     if args.mode == "one":
-        run_one(args.pairs[0], args.workers)
+        run_one(args.pairs[0], args.workers, args.aligner)
+    elif args.mode == "links":
+        pairs = args.pairs[0]
+        sources = {
+            "lexical": {},
+            "embeddings, 1 sentence per pass": {"embeddings": args.embeddings},
+            "embeddings, 32 sentences per pass": {"embeddings": args.embeddings},
+        }
+        sources["embeddings, 1 sentence per pass"]["embedding_batch_size"] = 1
+        seconds: dict = {name: [] for name in sources}
+        for _ in range(args.rounds):  # alternating, each in a fresh one-thread process
+            for name, parameters in sources.items():
+                aligner = json.dumps({"type": "tft_syntactic", **parameters})
+                seconds[name].append(measure(pairs, 1, aligner)[0])
+        print("| link source | pairs | seconds (median) | pairs/s per core |\n|---|---|---|---|")
+        for name, values in seconds.items():
+            median = statistics.median(values)
+            print(f"| {name} | {pairs} | {median:.1f} | {pairs / median:.1f} |")
+        batched, single = (
+            statistics.median(seconds[name])
+            for name in ("embeddings, 32 sentences per pass", "embeddings, 1 sentence per pass")
+        )
+        print(f"\nbatched vs one sentence per pass: {single / batched:.2f}x faster")
     elif args.mode == "speed":
         pairs = args.pairs[0]
         rows = {workers: measure(pairs, workers)[0] for workers in (1, 2)}

@@ -1,7 +1,14 @@
 import numpy
 import pytest
 
-from tft_allennlp.alignment.phrase_aligner import ParsedSentence, align_phrases, link_words
+from tft_allennlp.alignment.phrase_aligner import (
+    ParsedSentence,
+    align_phrases,
+    link_words,
+    number_value,
+)
+from tft_allennlp.alignment.phrase_aligners import SyntacticPhraseAligner
+from tft_allennlp.alignment.phrase_aligners.syntactic_phrase_aligner import WordEmbedder
 from tft_allennlp.alignment.pipeline import Aligner
 
 
@@ -48,18 +55,106 @@ def test_flute_pair_by_hand(aligner):
     ]
 
 
-def test_reordered_phrases_and_closest_length(aligner):
-    source, target = aligner.parse_text(
-        ["Two dogs are running in the park.", "Two dogs run through the park."]
-    )
-    pairs = show(aligner.align(source, target))
-    assert ("in the park", "through the park") in pairs
-    assert ("in the park", "the park") not in pairs  # a longer partner of equal length exists
+def test_one_span_per_region_and_closest_length(aligner):
+    texts = ["Two dogs are running in the park.", "Two dogs run through the park."]
+    pairs = show(aligner.align(*aligner.parse_text(texts)))
+    # Rule 5: "the park" / "the park" covers the region; the wider pair adds different words.
     assert ("the park", "the park") in pairs
+    assert ("in the park", "through the park") not in pairs
+    assert ("in the park", "the park") not in pairs
+    # A wider pair that adds the same words on both sides stays.
+    texts = ["Two dogs are running in the park.", "Two dogs run in the park."]
+    pairs = show(aligner.align(*aligner.parse_text(texts)))
+    assert ("in the park", "in the park") in pairs and ("the park", "the park") in pairs
     source, target = aligner.parse_text(
         ["Prices fell sharply in March.", "In March, prices dropped sharply."]
     )
     assert ("in March", "In March") in show(aligner.align(source, target))
+
+
+def test_the_aligner_before_issue_19_is_an_option():
+    """Without rules 4 and 5, the closest-length rule alone chooses "in the park" / "through
+    the park" over "in the park" / "the park"."""
+    old = Aligner(
+        "en_core_web_sm", SyntacticPhraseAligner(content_checks=False, tightest_spans=False)
+    )
+    texts = ["Two dogs are running in the park.", "Two dogs run through the park."]
+    pairs = show(old.align(*old.parse_text(texts)))
+    assert ("in the park", "through the park") in pairs
+    assert ("in the park", "the park") not in pairs
+
+
+def phrase_pair(source, target, links, **checks):
+    return align_phrases(source, target, links, **checks)
+
+
+def test_a_side_with_content_the_other_lacks_is_not_aligned():
+    # "swam to shore" / "swam to reach shore": the target adds the verb "reach".
+    source = sentence(
+        "swam to shore", pos=["VERB", "ADP", "NOUN"], phrases=[(0, 0), (1, 2), (2, 2)]
+    )
+    target = sentence(
+        "swam to reach shore",
+        pos=["VERB", "PART", "VERB", "NOUN"],
+        phrases=[(0, 0), (1, 3), (2, 2), (3, 3)],
+    )
+    links = link_words(source, target)
+    assert links == {(0, 0), (2, 3)}
+    pair = ((1, 2), (1, 3))
+    assert pair in align_phrases(source, target, links)
+    assert pair not in align_phrases(source, target, links, content_checks=True)
+    # Unlinked content on both sides ("fell sharply" / "dropped sharply") is a paraphrase.
+    source = sentence("fell sharply", pos=["VERB", "ADV"], phrases=[(0, 1), (0, 0), (1, 1)])
+    target = sentence("dropped sharply", pos=["VERB", "ADV"], phrases=[(0, 1), (0, 0), (1, 1)])
+    assert ((0, 1), (0, 1)) in align_phrases(
+        source, target, link_words(source, target), content_checks=True
+    )
+
+
+def test_a_negation_on_one_side_is_content():
+    source = sentence(
+        "against renewing contract",
+        lemmas=["against", "renew", "contract"],
+        pos=["ADP", "VERB", "NOUN"],
+        phrases=[(0, 2), (1, 2), (1, 1), (2, 2)],
+    )
+    target = sentence(
+        "renewing contract",
+        lemmas=["renew", "contract"],
+        pos=["VERB", "NOUN"],
+        phrases=[(0, 1), (0, 0), (1, 1)],
+    )
+    links = link_words(source, target)
+    pairs = align_phrases(source, target, links, content_checks=True)
+    assert ((1, 2), (0, 1)) in pairs and ((0, 2), (0, 1)) not in pairs
+    # Without the checks the negated phrase aligns when it is the only partner.
+    source = source._replace(phrases=[(0, 2), (1, 1), (2, 2)])
+    assert ((0, 2), (0, 1)) in align_phrases(source, target, links)
+    assert ((0, 2), (0, 1)) not in align_phrases(source, target, links, content_checks=True)
+
+
+def test_amounts_and_names_must_match():
+    # "4,450 shares" / "4,500 shares": both sides hold an unlinked number.
+    source = sentence("4,450 shares", pos=["NUM", "NOUN"], phrases=[(0, 1), (0, 0), (1, 1)])
+    target = sentence("4,500 shares", pos=["NUM", "NOUN"], phrases=[(0, 1), (0, 0), (1, 1)])
+    links = link_words(source, target)
+    assert links == {(1, 1)}
+    assert ((0, 1), (0, 1)) in align_phrases(source, target, links)
+    assert ((0, 1), (0, 1)) not in align_phrases(source, target, links, content_checks=True)
+    # Similar numbers or names never link by similarity under the checks.
+    people = sentence("Smith left", pos=["PROPN", "VERB"])
+    others = sentence("Jones left", pos=["PROPN", "VERB"])
+    similarity = numpy.array([[0.9, 0.0], [0.0, 1.0]])
+    assert link_words(people, others, similarity) == {(0, 0), (1, 1)}
+    assert link_words(people, others, similarity, content_checks=True) == {(1, 1)}
+
+
+def test_a_lemma_links_words_of_one_kind_only():
+    # The verb "headed" and the noun "head" share a lemma but not a role.
+    source = sentence("headed team", lemmas=["head", "team"], pos=["VERB", "NOUN"])
+    target = sentence("head team", lemmas=["head", "team"], pos=["NOUN", "NOUN"])
+    assert link_words(source, target) == {(0, 0), (1, 1)}
+    assert link_words(source, target, content_checks=True) == {(1, 1)}
 
 
 def test_whole_sentence_and_function_words_are_never_phrases(aligner):
@@ -149,3 +244,30 @@ def test_a_pair_that_fails_to_parse_is_reported_not_fatal(aligner, monkeypatch):
     assert [number for number, _ in results] == [1, 2, 3]
     assert "parsing failed" in results[1][1]
     assert '"alignments"' in results[0][1] and '"alignments"' in results[2][1]
+
+
+def test_the_embedding_pass_is_batched_with_the_same_vectors(tiny_bert):
+    embedder = WordEmbedder(tiny_bert, batch_size=2)
+    sentences = [["the", "cat", "sat"], ["a"], ["dogs", "run", "in", "the", "park", "today"]]
+    batched = embedder.vectors_batch(sentences)
+    for words, vectors in zip(sentences, batched):
+        assert vectors.shape == (len(words), 32)
+        numpy.testing.assert_allclose(vectors, embedder.vectors(words), atol=1e-5)
+        numpy.testing.assert_allclose(numpy.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_numbers_of_the_same_value_link_under_the_checks():
+    assert [number_value(word) for word in ("four", "4", "10,000", "2.5", "million", "x")] == [
+        4.0,
+        4.0,
+        10000.0,
+        2.5,
+        1e6,
+        None,
+    ]
+    source = sentence("four million", pos=["NUM", "NUM"], phrases=[(0, 1), (0, 0), (1, 1)])
+    target = sentence("4 million", pos=["NUM", "NUM"], phrases=[(0, 1), (0, 0), (1, 1)])
+    assert link_words(source, target) == {(1, 1)}
+    links = link_words(source, target, content_checks=True)
+    assert links == {(0, 0), (1, 1)}
+    assert ((0, 1), (0, 1)) in align_phrases(source, target, links, content_checks=True)

@@ -18,12 +18,31 @@ The rules, in order (each is tested in `tests/alignment/phrase_aligner_test.py`)
    then by closeness of relative position, so repeated words link in order. With a similarity
    matrix (contextual embeddings), content words still unlinked are then linked when they are
    each other's most similar word and the cosine reaches `similarity_threshold`.
+   With `content_checks`, a lemma link also needs the two words to be the same kind of word
+   (noun or proper noun, verb, adjective, adverb, number), so that the verb "headed" never
+   links to the noun "head"; and two numbers, or two proper nouns, link by their form only
+   (never by similarity: "$4,450" is not "$4,500"), where numbers of the same value have the
+   same form ("four" / "4").
 3. Phrase pairs. A source and a target phrase align when both are single words or both are
    multi-word phrases, at least one link lies inside the pair, and the pair is
-   consistent: no word inside either phrase is linked to a word outside the other. Among the
-   consistent multi-word pairs, a phrase keeps only the partners closest to it in length, and
-   a pair is kept only when each side is among the other's closest (this chooses
-   "in the park" / "through the park" over "in the park" / "the park").
+   consistent: no word inside either phrase is linked to a word outside the other.
+4. Content checks (`content_checks`, on by default). A multi-word pair is dropped when
+   - its sides hold different numbers of unlinked substantive words (content words and polarity
+     words such as "not", "never", "without", "against"): one side says something the other
+     does not ("to shore" / "to reach shore", "against renewing the contract" / "renewing the
+     contract", an extra attribution or argument); or
+   - both sides hold an unlinked number, or both an unlinked proper noun: amounts or names
+     that differ ("$4,450" / "$4,500", a different person).
+5. One span per region (`tightest_spans`, on by default). Pairs with the same links inside
+   them cover the same region; the tightest of them are kept (no other pair of the group lies
+   inside them), and a wider one only when the words it adds are the same on both sides
+   ("in the park" / "in the park" besides "the park" / "the park", but not "in the park" /
+   "through the park").
+6. Among the remaining multi-word pairs, a phrase keeps only the partners closest to it in
+   length, and a pair is kept only when each side is among the other's closest.
+
+Without `content_checks` and `tightest_spans` (rules 1-3 and 6 alone) this is the aligner
+that the project used before issue 19, kept for comparison.
 """
 
 from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
@@ -36,6 +55,18 @@ if TYPE_CHECKING:  # for annotations only
     import spacy.tokens
 
 CONTENT_POS = frozenset({"NOUN", "PROPN", "VERB", "ADJ", "ADV", "NUM"})
+# Kinds of content words that may link by lemma or similarity (rule 2, `content_checks`).
+WORD_KINDS = {"NOUN": "noun", "PROPN": "noun", "VERB": "verb", "ADJ": "adj", "ADV": "adv"}
+WORD_KINDS["NUM"] = "number"
+# Unlinked words that count as content a phrase adds (rule 4), besides polarity words.
+SUBSTANTIVE_POS = CONTENT_POS
+# Words that may only link by their form: amounts and names.
+FORM_ONLY_POS = frozenset({"NUM", "PROPN"})
+# Lemmas that turn a statement around (rule 4).
+POLARITY_LEMMAS = frozenset(
+    {"not", "n't", "no", "never", "without", "against", "neither", "nor", "none", "nobody"}
+    | {"nothing", "nowhere"}
+)
 SUBJECTS = frozenset({"nsubj", "nsubjpass", "csubj", "csubjpass", "expl"})
 VERB_PREFIX = frozenset({"aux", "auxpass", "neg"})
 
@@ -84,13 +115,50 @@ def parse_to_sentence(doc: "spacy.tokens.Doc") -> ParsedSentence:
     return ParsedSentence(words, [token.lemma_.lower() for token in doc], pos, sorted(phrases))
 
 
+NUMBER_WORDS = {
+    word: value
+    for value, word in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+        "fifteen sixteen seventeen eighteen nineteen twenty".split()
+    )
+}
+NUMBER_WORDS.update(
+    {"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80}
+)
+NUMBER_WORDS.update({"ninety": 90, "hundred": 100, "thousand": 1000, "million": 10**6})
+NUMBER_WORDS["billion"] = 10**9
+
+
+def number_value(word: str) -> Optional[float]:
+    """The value of a number written with digits ("10,000", "2.5") or as one word ("four")."""
+    text = word.lower().replace(",", "")
+    if text in NUMBER_WORDS:
+        return float(NUMBER_WORDS[text])
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
 def link_words(
     source: ParsedSentence,
     target: ParsedSentence,
     similarity: Optional[numpy.ndarray] = None,
     similarity_threshold: float = 0.5,
+    content_checks: bool = False,
 ) -> Set[Tuple[int, int]]:
     """One-to-one word links (rule 2); `similarity` is a `(len(source), len(target))` matrix."""
+
+    def same_kind(i: int, j: int) -> bool:
+        """With `content_checks`, a lemma link needs the same kind of word ("headed" is no
+        "head")."""
+        return not content_checks or WORD_KINDS[source.pos[i]] == WORD_KINDS[target.pos[j]]
+
+    def may_be_similar(i: int, j: int) -> bool:
+        """With `content_checks`, two numbers or two proper nouns link by their form only."""
+        both = source.pos[i] == target.pos[j] and source.pos[i] in FORM_ONLY_POS
+        return not (content_checks and both)
+
     candidates = []
     source_length, target_length = len(source.words), len(target.words)
     for i, (word, lemma, tag) in enumerate(zip(source.words, source.lemmas, source.pos)):
@@ -103,7 +171,14 @@ def link_words(
                 continue
             if word.lower() == other.lower():
                 evidence = 0
-            elif lemma == other_lemma:
+            elif (
+                content_checks
+                and tag == other_tag == "NUM"
+                and number_value(word) is not None
+                and number_value(word) == number_value(other)
+            ):
+                evidence = 0  # "four" / "4"
+            elif lemma == other_lemma and same_kind(i, j):
                 evidence = 1
             else:
                 continue
@@ -135,15 +210,20 @@ def link_words(
                 if (
                     int(block[:, column].argmax()) == row
                     and block[row, column] >= similarity_threshold
+                    and may_be_similar(i, free_target[column])
                 ):
                     links.add((i, free_target[column]))
     return links
 
 
 def align_phrases(
-    source: ParsedSentence, target: ParsedSentence, links: Set[Tuple[int, int]]
+    source: ParsedSentence,
+    target: ParsedSentence,
+    links: Set[Tuple[int, int]],
+    content_checks: bool = False,
+    tightest_spans: bool = False,
 ) -> List[PhrasePair]:
-    """The phrase pairs supported by `links` (rule 3), sorted."""
+    """The phrase pairs supported by `links` (rules 3-6), sorted."""
     source_links: Dict[int, Set[int]] = {}
     target_links: Dict[int, Set[int]] = {}
     for i, j in links:
@@ -173,7 +253,74 @@ def align_phrases(
             )
             if supported and consistent(source_span, target_span):
                 multi.append((source_span, target_span))
+    if content_checks:
+        multi = [pair for pair in multi if _same_content(source, target, links, pair)]
+    if tightest_spans:
+        multi = _tightest(source, target, links, multi)
     return sorted(singles + _closest_in_length(multi))
+
+
+def _same_content(
+    source: ParsedSentence, target: ParsedSentence, links: Set[Tuple[int, int]], pair: PhrasePair
+) -> bool:
+    """Rule 4: balanced unlinked substantive words, and no unlinked number or proper noun."""
+    linked_source = {i for i, _ in links}
+    linked_target = {j for _, j in links}
+    counts, facts = [], []
+    for sentence, span, linked in (
+        (source, pair[0], linked_source),
+        (target, pair[1], linked_target),
+    ):
+        unlinked = [k for k in range(span[0], span[1] + 1) if k not in linked]
+        facts.append({sentence.pos[k] for k in unlinked} & FORM_ONLY_POS)
+        counts.append(
+            sum(
+                sentence.pos[k] in SUBSTANTIVE_POS or sentence.lemmas[k] in POLARITY_LEMMAS
+                for k in unlinked
+            )
+        )
+    # Both sides with an unlinked number (or proper noun): amounts (names) that differ.
+    return counts[0] == counts[1] and not facts[0] & facts[1]
+
+
+def _tightest(
+    source: ParsedSentence,
+    target: ParsedSentence,
+    links: Set[Tuple[int, int]],
+    pairs: Sequence[PhrasePair],
+) -> List[PhrasePair]:
+    """Rule 5: per set of links inside, the tightest pairs, and wider ones that add the same
+    words on both sides."""
+
+    def inside(pair: PhrasePair) -> frozenset:
+        (s0, s1), (t0, t1) = pair
+        return frozenset((i, j) for i, j in links if s0 <= i <= s1 and t0 <= j <= t1)
+
+    def added(sentence: ParsedSentence, wide: Span, tight: Span) -> List[str]:
+        outside = [k for k in range(wide[0], wide[1] + 1) if not tight[0] <= k <= tight[1]]
+        return sorted(sentence.words[k].lower() for k in outside)
+
+    groups: Dict[frozenset, List[PhrasePair]] = {}
+    for pair in pairs:
+        groups.setdefault(inside(pair), []).append(pair)
+    kept: List[PhrasePair] = []
+    for group in groups.values():
+        chosen: List[PhrasePair] = []
+        # Tightest first: a pair is compared with the kept pairs inside it.
+        for pair in sorted(group, key=lambda p: (p[0][1] - p[0][0]) + (p[1][1] - p[1][0])):
+            nested = [
+                other
+                for other in chosen
+                if pair[0][0] <= other[0][0] <= other[0][1] <= pair[0][1]
+                and pair[1][0] <= other[1][0] <= other[1][1] <= pair[1][1]
+            ]
+            if all(
+                added(source, pair[0], other[0]) == added(target, pair[1], other[1])
+                for other in nested
+            ):
+                chosen.append(pair)
+        kept.extend(chosen)
+    return kept
 
 
 def _closest_in_length(pairs: Sequence[PhrasePair]) -> List[PhrasePair]:
@@ -200,13 +347,15 @@ def align(
     target: ParsedSentence,
     similarity: Optional[numpy.ndarray] = None,
     similarity_threshold: float = 0.5,
+    content_checks: bool = True,
+    tightest_spans: bool = True,
 ) -> Dict:
     """The aligned-corpus record of one pair (`tft_allennlp.common.aligned_corpus`)."""
-    links = link_words(source, target, similarity, similarity_threshold)
+    links = link_words(source, target, similarity, similarity_threshold, content_checks)
     return corpus_record(
         source.words,
         target.words,
         source.phrases,
         target.phrases,
-        align_phrases(source, target, links),
+        align_phrases(source, target, links, content_checks, tightest_spans),
     )

@@ -14,6 +14,11 @@ from typing import TYPE_CHECKING, Any, Dict, Iterable, Iterator, List, Optional,
 from allennlp.common import Params
 from allennlp.common.util import import_module_and_submodules
 
+from tft_allennlp.alignment.evaluation import (
+    evaluate_word_alignment,
+    glue_pair_sentences,
+    read_word_alignment_gold,
+)
 from tft_allennlp.alignment.phrase_aligner import ParsedSentence, parse_to_sentence
 from tft_allennlp.alignment.phrase_aligners import PhraseAligner, SyntacticPhraseAligner
 from tft_allennlp.common.aligned_corpus import parse_record
@@ -73,10 +78,17 @@ class Aligner:
                 return [(pairs[0][0], json.dumps({"error": f"parsing failed: {error!r}"}))]
             # Find the pair that fails by parsing the pairs one by one.
             return [result for pair in pairs for result in self.align_texts([pair])]
+        parsed_pairs = [(parsed[2 * k], parsed[2 * k + 1]) for k in range(len(pairs))]
+        try:
+            records: List[Optional[Dict]] = list(self._phrase_aligner.align_batch(parsed_pairs))
+        except Exception:
+            # Find the pair that fails by aligning the pairs one by one.
+            records = [None] * len(pairs)
         lines = []
-        for index, (number, _, _) in enumerate(pairs):
+        for (number, _, _), record, (source, target) in zip(pairs, records, parsed_pairs):
             try:
-                record = self.align(parsed[2 * index], parsed[2 * index + 1])
+                if record is None:
+                    record = self.align(source, target)
                 lines.append((number, json.dumps({**record, "line": number})))
             except Exception as error:
                 lines.append((number, json.dumps({"error": f"alignment failed: {error!r}"})))
@@ -169,6 +181,35 @@ def align_stream(
                 yield from in_flight.popleft().get()
         while in_flight:
             yield from in_flight.popleft().get()
+
+
+def is_word_alignment_gold(gold_path: str) -> bool:
+    """Whether the first line of `gold_path` holds sure/possible word links, not phrase pairs."""
+    for _, raw in read_raw_lines(gold_path):
+        if raw.strip():
+            try:
+                record = json.loads(raw)
+            except (ValueError, UnicodeDecodeError):
+                return False
+            return isinstance(record, dict) and "sure" in record
+    return False
+
+
+def evaluate_against_word_links(
+    gold_path: str, aligner: Aligner, sentences_path: Optional[str] = None
+) -> Dict[str, float]:
+    """
+    The aligner against sure/possible word-alignment gold (`tft_allennlp.alignment.evaluation`):
+    word precision, recall and AER, and the phrase pairs' consistency with the gold. Gold lines
+    without words take them, by id, from the GLUE pair file `sentences_path` (MRPC).
+    """
+    sentences = glue_pair_sentences(sentences_path) if sentences_path else None
+    golds = read_word_alignment_gold(gold_path, sentences, aligner.split_words)
+    predictions = []
+    for gold in golds:
+        record = aligner.align(aligner.parse_words(gold.source), aligner.parse_words(gold.target))
+        predictions.append([(tuple(s), tuple(t)) for s, t in record["alignments"]])
+    return evaluate_word_alignment(golds, predictions)
 
 
 def evaluate(gold_path: str, aligner: Aligner) -> Dict[str, float]:

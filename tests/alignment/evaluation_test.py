@@ -1,0 +1,83 @@
+import json
+
+import pytest
+
+from tft_allennlp.alignment.evaluation import (
+    consistent,
+    evaluate_word_alignment,
+    parse_links,
+    read_word_alignment_gold,
+)
+from tft_allennlp.common.input_problems import MalformedInputError
+
+SENTENCES = {
+    "1_2": ("The cat sat down", "A cat was sitting"),
+    "3_4": ("He left", "He departed"),
+}
+GOLD = [
+    # The-A possible, cat-cat sure, sat-was possible, sat-sitting sure.
+    {"id": "1_2", "source_length": 4, "target_length": 4, "sure": "1-1 2-3", "possible": "0-0 2-2"},
+    {"id": "3_4", "source_length": 2, "target_length": 2, "sure": "0-0 1-1", "possible": "-"},
+]
+
+
+def write(path, lines):
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return str(path)
+
+
+def test_consistency_needs_a_joining_link_and_no_sure_link_leaving():
+    sure, possible = {(1, 1), (2, 3)}, {(1, 1), (2, 3), (0, 0), (2, 2)}
+    assert consistent(((2, 3), (2, 3)), sure, possible)  # sat down ~ was sitting
+    assert consistent(((0, 1), (1, 1)), sure, possible)  # a possible link may leave
+    assert not consistent(((1, 2), (1, 1)), sure, possible)  # sat-sitting leaves the target
+    assert not consistent(((3, 3), (0, 0)), sure, possible)  # no link joins down ~ A
+
+
+def test_scores_against_hand_counted_values(tmp_path):
+    golds = read_word_alignment_gold(write(tmp_path / "gold.jsonl", GOLD), SENTENCES, str.split)
+    assert golds[0].source == ["The", "cat", "sat", "down"]
+    assert golds[0].possible == {(1, 1), (2, 3), (0, 0), (2, 2)}
+    predictions = [
+        [
+            ((1, 1), (1, 1)),  # cat ~ cat: identical, consistent
+            ((2, 2), (3, 3)),  # sat ~ sitting: consistent
+            ((2, 3), (2, 3)),  # sat down ~ was sitting: consistent
+            ((0, 1), (1, 1)),  # The cat ~ cat: consistent
+            ((1, 2), (1, 1)),  # cat sat ~ cat: the sure link sat-sitting leaves it
+        ],
+        [((0, 0), (0, 0))],  # He ~ He; left ~ departed missed
+    ]
+    scores = evaluate_word_alignment(golds, predictions)
+    # Word links: cat-cat, sat-sitting, He-He, all sure; 4 sure links.
+    assert scores["word_precision"] == 1.0
+    assert scores["word_recall"] == 0.75
+    assert scores["word_aer"] == pytest.approx(1 - 6 / 7)
+    # 6 pairs, 5 consistent; 2 identical (both consistent), 4 others (3 consistent).
+    assert scores["phrase_precision"] == pytest.approx(5 / 6)
+    assert scores["phrase_precision_identical"] == 1.0
+    assert scores["phrase_precision_non_identical"] == 0.75
+    # Sure links covered by a consistent pair: cat-cat, sat-sitting, He-He, not left-departed;
+    # of those between different words (sat-sitting, left-departed), one.
+    assert scores["phrase_recall"] == 0.75
+    assert scores["phrase_recall_non_identical"] == 0.5
+
+
+def test_bad_gold_names_the_file_and_line(tmp_path):
+    with pytest.raises(ValueError, match="out of range"):
+        parse_links("0-9", 2, 2)
+    path = write(tmp_path / "bad.jsonl", [GOLD[0], {**GOLD[1], "sure": "0-0 5-1"}])
+    with pytest.raises(MalformedInputError, match="bad.jsonl:2: link 5-1 is out of range"):
+        read_word_alignment_gold(path, SENTENCES, str.split)
+    path = write(tmp_path / "split.jsonl", [{**GOLD[0], "source_length": 5}])
+    with pytest.raises(MalformedInputError, match="split.jsonl:1: .*4 and 4 words, annotated as 5"):
+        read_word_alignment_gold(path, SENTENCES, str.split)
+    path = write(tmp_path / "unknown.jsonl", [{**GOLD[0], "id": "9_9"}])
+    with pytest.raises(MalformedInputError, match="unknown.jsonl:1: id 9_9 is not in"):
+        read_word_alignment_gold(path, SENTENCES, str.split)
+    inline = {"source": ["a", "b"], "target": ["a", "c"], "sure": "0-0", "possible": "1-1"}
+    (gold,) = read_word_alignment_gold(write(tmp_path / "inline.jsonl", [inline]))
+    assert (gold.sure, gold.possible) == ({(0, 0)}, {(0, 0), (1, 1)})
+    (tmp_path / "empty.jsonl").write_text("\n")
+    with pytest.raises(MalformedInputError, match="empty.jsonl"):
+        read_word_alignment_gold(str(tmp_path / "empty.jsonl"))

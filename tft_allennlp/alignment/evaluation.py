@@ -1,0 +1,205 @@
+"""
+Scores an aligner against word-alignment gold in the format of the published monolingual
+word-alignment benchmarks: for each sentence pair, sure links S and possible links P between
+word indices (P contains S), written `i-j` as in Pharaoh/Moses files. One JSON object per line:
+
+    {"id": "3214358_3214672", "source_length": 19, "target_length": 21,
+     "sure": "0-3 1-? ...", "possible": "2-7 ..."}
+
+`sure` and `possible` are space-separated `i-j` links (`possible` lists the links that are
+possible but not sure; P = sure + possible). The words are either in the line (`source`,
+`target`: lists of words) or looked up by `id` in a GLUE pair file (`#1 ID_#2 ID` of MRPC) and
+split as `allennlp tft-align` splits them; `source_length`/`target_length` then check that the
+split is the annotated one. So gold for data that may not be redistributed holds no text.
+
+Word level (the aligner's single-word phrase pairs are its word links A):
+precision `|A & P| / |A|`, recall `|A & S| / |S|`, alignment error rate
+`1 - (|A & S| + |A & P|) / (|A| + |S|)` (Och & Ney, 2003).
+
+Phrase level: a predicted phrase pair is *consistent* with the gold when a gold link (sure or
+possible) joins its two spans and no sure link leaves either span (a sure link from a word
+inside one span to a word outside the other). Precision is the fraction of predicted pairs that
+are consistent, reported for all pairs, for identical pairs (the same words, ignoring case) and
+for non-identical ones, which are what injection learns most from. Recall is the fraction of
+sure links covered by a consistent predicted pair (both words inside it), for all sure links and
+for those between different words.
+"""
+
+import csv
+from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Set, Tuple
+
+from tft_allennlp.common.aligned_corpus import PhrasePair
+from tft_allennlp.common.input_problems import InputProblems, parse_json, read_raw_lines
+
+Link = Tuple[int, int]
+
+
+class WordAlignmentGold(NamedTuple):
+    id: str
+    source: List[str]
+    target: List[str]
+    sure: Set[Link]
+    possible: Set[Link]  # P: the sure links and the possible-only ones
+
+
+def parse_links(text: str, source_length: int, target_length: int) -> Set[Link]:
+    """`"0-1 2-3"` -> `{(0, 1), (2, 3)}`; `""` or `"-"` is empty; indices must be in range."""
+    links: Set[Link] = set()
+    for item in text.split():
+        if item == "-":
+            continue
+        left, separator, right = item.partition("-")
+        if not separator or not left.isdigit() or not right.isdigit():
+            raise ValueError(f"{item!r} is not a link i-j")
+        i, j = int(left), int(right)
+        if i >= source_length or j >= target_length:
+            raise ValueError(
+                f"link {item} is out of range ({source_length} source, {target_length} target "
+                "words)"
+            )
+        links.add((i, j))
+    return links
+
+
+def glue_pair_sentences(path: str) -> Dict[str, Tuple[str, str]]:
+    """`#1 ID_#2 ID` -> the two sentences of a GLUE pair file with ids (MRPC)."""
+    sentences = {}
+    with open(path, encoding="utf-8-sig", newline="") as handle:
+        reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
+        header = next(reader)
+        columns = [header.index(name) for name in ("#1 ID", "#2 ID", "#1 String", "#2 String")]
+        for row in reader:
+            first, second, sentence1, sentence2 = (row[c] for c in columns)
+            sentences[f"{first}_{second}"] = (sentence1, sentence2)
+    return sentences
+
+
+def read_word_alignment_gold(
+    path: str,
+    sentences: Optional[Dict[str, Tuple[str, str]]] = None,
+    split_words: Optional[Callable[[str], List[str]]] = None,
+) -> List[WordAlignmentGold]:
+    """
+    The gold pairs of `path`, words from the line or, by id, from `sentences` split with
+    `split_words`. A malformed line, an unknown id or a split that differs from the annotated
+    one is an error naming `file:line`.
+    """
+    problems = InputProblems(path)
+    golds = []
+    for number, raw in read_raw_lines(path):
+        if not raw.strip():
+            continue
+        try:
+            record = parse_json(raw.decode("utf-8"))
+            if not isinstance(record, dict) or "sure" not in record:
+                raise ValueError("expected an object with 'sure' (and 'possible') links")
+            identifier = str(record.get("id", number))
+            if "source" in record:
+                source, target = list(record["source"]), list(record["target"])
+            else:
+                if sentences is None or split_words is None:
+                    raise ValueError("no words, and no sentence file to look the id up in")
+                if identifier not in sentences:
+                    raise ValueError(f"id {identifier} is not in the sentence file")
+                source, target = (split_words(text) for text in sentences[identifier])
+                expected = (record.get("source_length"), record.get("target_length"))
+                if expected != (len(source), len(target)):
+                    raise ValueError(
+                        f"the sentences split into {len(source)} and {len(target)} words, "
+                        f"annotated as {expected[0]} and {expected[1]}: another tokenizer?"
+                    )
+            sure = parse_links(record["sure"], len(source), len(target))
+            possible = parse_links(record.get("possible", ""), len(source), len(target))
+        except (ValueError, KeyError, UnicodeDecodeError) as error:
+            problems.reject(number, str(error))
+            continue
+        golds.append(WordAlignmentGold(identifier, source, target, sure, sure | possible))
+    if not golds:
+        problems.require_records("gold pairs", "it has no gold lines")
+    return golds
+
+
+def consistent(pair: PhrasePair, sure: Set[Link], possible: Set[Link]) -> bool:
+    """A gold link joins the two spans, and no sure link leaves either of them."""
+    (source_start, source_end), (target_start, target_end) = pair
+
+    def in_source(i: int) -> bool:
+        return source_start <= i <= source_end
+
+    def in_target(j: int) -> bool:
+        return target_start <= j <= target_end
+
+    if not any(in_source(i) and in_target(j) for i, j in possible):
+        return False
+    return all(in_source(i) == in_target(j) for i, j in sure)
+
+
+def _ratio(numerator: int, denominator: int) -> float:
+    return numerator / denominator if denominator else 0.0
+
+
+def is_identical(pair: PhrasePair, source: List[str], target: List[str]) -> bool:
+    (source_start, source_end), (target_start, target_end) = pair
+    left = [word.lower() for word in source[source_start : source_end + 1]]
+    return left == [word.lower() for word in target[target_start : target_end + 1]]
+
+
+def evaluate_word_alignment(
+    golds: Iterable[WordAlignmentGold], predictions: Iterable[List[PhrasePair]]
+) -> Dict[str, float]:
+    """Word- and phrase-level scores (see the module's description) over all pairs."""
+    counts = dict.fromkeys(
+        [
+            "links",
+            "links_in_possible",
+            "links_in_sure",
+            "sure",
+            "pairs",
+            "consistent",
+            "identical",
+            "identical_consistent",
+            "sure_covered",
+            "sure_different",
+            "sure_different_covered",
+        ],
+        0,
+    )
+    for gold, pairs in zip(golds, predictions):
+        links = {(s[0], t[0]) for s, t in pairs if s[0] == s[1] and t[0] == t[1]}
+        counts["links"] += len(links)
+        counts["links_in_possible"] += len(links & gold.possible)
+        counts["links_in_sure"] += len(links & gold.sure)
+        counts["sure"] += len(gold.sure)
+        good = [pair for pair in pairs if consistent(pair, gold.sure, gold.possible)]
+        counts["pairs"] += len(pairs)
+        counts["consistent"] += len(good)
+        for pair in pairs:
+            if is_identical(pair, gold.source, gold.target):
+                counts["identical"] += 1
+                counts["identical_consistent"] += pair in good
+        for i, j in gold.sure:
+            covered = any(s[0] <= i <= s[1] and t[0] <= j <= t[1] for s, t in good)
+            counts["sure_covered"] += covered
+            if gold.source[i].lower() != gold.target[j].lower():
+                counts["sure_different"] += 1
+                counts["sure_different_covered"] += covered
+    different = counts["pairs"] - counts["identical"]
+    different_consistent = counts["consistent"] - counts["identical_consistent"]
+    return {
+        "word_precision": _ratio(counts["links_in_possible"], counts["links"]),
+        "word_recall": _ratio(counts["links_in_sure"], counts["sure"]),
+        "word_aer": 1.0
+        - _ratio(
+            counts["links_in_sure"] + counts["links_in_possible"], counts["links"] + counts["sure"]
+        ),
+        "phrase_precision": _ratio(counts["consistent"], counts["pairs"]),
+        "phrase_precision_identical": _ratio(counts["identical_consistent"], counts["identical"]),
+        "phrase_precision_non_identical": _ratio(different_consistent, different),
+        "phrase_recall": _ratio(counts["sure_covered"], counts["sure"]),
+        "phrase_recall_non_identical": _ratio(
+            counts["sure_different_covered"], counts["sure_different"]
+        ),
+        **{key: float(value) for key, value in counts.items()},
+        "non_identical": float(different),
+        "non_identical_consistent": float(different_consistent),
+    }
