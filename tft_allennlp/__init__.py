@@ -20,6 +20,8 @@ CONFIG_DEFAULTS = {
     "TFT_MODEL": "bert-base-uncased",
     # The official GLUE download: $GLUE_DIR/MRPC/train.tsv, $GLUE_DIR/STS-B/dev.tsv, ...
     "GLUE_DIR": "glue_data",
+    # The larger base of the claims grid (training_configs/experiments/claims_*.jsonnet).
+    "TFT_LARGE_MODEL": "sentence-transformers/all-mpnet-base-v2",
     # The aligned paraphrase corpus for injection (JSON lines, see README).
     "TFT_PARAPHRASE_CORPUS": "aligned_paraphrases.jsonl",
     # Output folder of training_configs/experiments/ specs.

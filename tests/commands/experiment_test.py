@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+import torch
 from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
 from transformers import AutoModel
@@ -17,6 +18,7 @@ from tft_allennlp.experiments import ExperimentSpec, collect_results, tuned_choi
 from tft_allennlp.experiments.outcomes import tuned_choice
 from tft_allennlp.experiments.report import markdown_table, plot
 from tft_allennlp.experiments.runner import ExperimentRunner, multitask_overrides, parse_shard
+from tft_allennlp.experiments.spec import split_variant
 
 
 @pytest.fixture(scope="module")
@@ -767,3 +769,102 @@ def test_the_adapters_spec_describes_its_grid(tmp_path):
     assert len(runs) == len({run.directory for run in runs}) == 4 * 5 * 2 * 3
     adapters = [run for run in runs if run.strategy == "adapters_three_shared"]
     assert 'variant="three_shared"' in adapters[0].config_text
+
+
+def test_injection_seeds_are_variants_of_their_own():
+    assert split_variant("tft_iseed2") == ("tft", 2)
+    assert split_variant("+3way-PP_iseed11") == ("+3way-PP", 11)
+    assert split_variant("tft") == ("tft", None) and split_variant("x_iseed2") == ("x_iseed2", None)
+    spec = tiny_strategy_spec(
+        "out", variants=["none", "tft", "tft_simple"], injection_seeds=[3, 4], paraphrase_corpus="c"
+    )
+    assert spec.all_variants("b") == [
+        "none",
+        "tft",
+        "tft_simple",
+        "tft_iseed4",
+        "tft_simple_iseed4",
+    ]
+    injections = {run.variant: run for run in spec.injection_runs()}
+    assert {variant: run.seed for variant, run in injections.items()} == {
+        "tft": 3,
+        "tft_simple": 3,
+        "tft_iseed4": 4,
+        "tft_simple_iseed4": 4,
+    }
+    assert injections["tft_iseed4"].config == injections["tft"].config
+    assert injections["tft_iseed4"].directory == os.path.join("out", "injection", "b", "tft_iseed4")
+    run = next(run for run in spec.glue_runs({}) if run.variant == "tft_simple_iseed4")
+    assert spec.injection_of(run) == injections["tft_simple_iseed4"]
+    with pytest.raises(ConfigurationError, match="distinct"):
+        tiny_strategy_spec("out", injection_seeds=[1, 1])
+
+
+def test_each_injection_seed_is_injected_with_its_seed(tmp_path, tiny_bert):
+    spec = ExperimentSpec(
+        output_dir=str(tmp_path / "out"),
+        base_models={"tiny": tiny_bert},
+        tasks=["stsb"],
+        glue_dir=str(FIXTURES_ROOT / "glue"),
+        variants=["tft"],
+        train_sizes=[8],
+        injection_seeds=[1, 2],
+        glue_overrides={"trainer.num_epochs": 1},
+        paraphrase_corpus=str(FIXTURES_ROOT / "paraphrase/aligned.jsonl"),
+        injection_overrides={
+            "trainer.num_epochs": 1,
+            "dataset_reader.validation_fraction": 0.25,
+            "validation_dataset_reader.validation_fraction": 0.25,
+        },
+        keep_weights=False,
+    )
+    assert sorted(run_experiment(spec).values()) == ["done"] * 4
+    encoders = []
+    for variant, seed in (("tft", 1), ("tft_iseed2", 2)):
+        directory = tmp_path / "out" / "injection" / "tiny" / variant
+        config = json.loads((directory / "config.json").read_text())
+        assert (config["random_seed"], config["numpy_seed"], config["pytorch_seed"]) == (seed,) * 3
+        encoders.append(AutoModel.from_pretrained(str(directory / "encoder")).state_dict())
+    # Different seeds, different injected encoders.
+    assert any(not torch.equal(encoders[0][key], encoders[1][key]) for key in encoders[0])
+    assert [row["variant"] for row in collect_results(spec)] == ["tft", "tft_iseed2"]
+
+
+def test_a_base_may_run_its_own_variants():
+    spec = tiny_strategy_spec(
+        "out",
+        base_models={"small": "s", "large": "l"},
+        variants=["none", "tft"],
+        base_variants={"large": ["none"]},
+        paraphrase_corpus="c",
+    )
+    assert [run.base for run in spec.injection_runs()] == ["small"]
+    assert {(run.base, run.variant) for run in spec.glue_runs({})} == {
+        ("small", "none"),
+        ("small", "tft"),
+        ("large", "none"),
+    }
+    with pytest.raises(ConfigurationError, match="unknown bases \\['huge'\\]"):
+        tiny_strategy_spec("out", base_variants={"huge": ["none"]})
+    with pytest.raises(ConfigurationError, match="tft_xl"):
+        tiny_strategy_spec("out", base_variants={"b": ["tft_xl"]})
+
+
+def test_the_claims_specs_describe_their_grids(tmp_path):
+    root = PROJECT_ROOT / "training_configs/experiments"
+    size = ExperimentSpec.from_file(str(root / "claims_size_cpu.jsonnet"), str(tmp_path))
+    assert set(size.base_models) == {"minilm", "mpnet"}
+    assert [run.variant for run in size.injection_runs()] == [
+        "tft",
+        "tft_simple",
+        "tft_iseed2",
+        "tft_simple_iseed2",
+    ]
+    runs = list(size.glue_runs({}))
+    # MiniLM: 5 variants, MPNet: 1; 3 tasks, 3 seeds, 2 recipes (paper; tuned once chosen).
+    assert len(runs) == (5 + 1) * 3 * 3
+    distant = ExperimentSpec.from_file(str(root / "claims_distant_cpu.jsonnet"), str(tmp_path))
+    assert distant.tasks == ["sst2", "cola"] and distant.train_sizes == [1000, 5000]
+    ablations = ExperimentSpec.from_file(str(root / "claims_ablations_cpu.jsonnet"), str(tmp_path))
+    assert len(list(ablations.injection_runs())) == 4
+    assert len(list(ablations.glue_runs({}))) == 5 * 2 * 3

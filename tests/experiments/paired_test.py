@@ -5,6 +5,7 @@ import pytest
 
 from tft_allennlp.experiments.paired import (
     format_difference,
+    other_injection_seed,
     paired_difference,
     paired_table,
     write_paired_csv,
@@ -94,7 +95,7 @@ def test_the_table_and_csv_pair_each_setting_with_its_reference(tmp_path):
     assert strategies[4] == f"| b | paper | 1000 | none | smart | {cell} | {cell} |"
     assert paired_table(rows_of("none", "cross", {1: 0.5}), "variant", "none") == ""
     path = tmp_path / "paired.csv"
-    write_paired_csv(rows, {"variant": "none", "strategy": "cross"}, str(path))
+    write_paired_csv(rows, [("variant", "none"), ("strategy", "cross")], str(path))
     written = list(csv.DictReader(open(path)))
     assert [(row["factor"], row["variant"], row["strategy"], row["metric"]) for row in written] == [
         ("variant", "tft", "cross", "pearson"),
@@ -105,3 +106,18 @@ def test_the_table_and_csv_pair_each_setting_with_its_reference(tmp_path):
     assert float(written[0]["mean"]) == pytest.approx(2.0)
     assert float(written[0]["ci95_low"]) == pytest.approx(-0.484138, abs=1e-5)
     assert written[2]["n"] == "2"
+
+
+def test_a_second_injection_seed_is_compared_with_the_first():
+    rows = (
+        rows_of("none", "cross", {1: 0.80, 2: 0.70, 3: 0.75})
+        + rows_of("tft", "cross", {1: 0.81, 2: 0.72, 3: 0.78})
+        + rows_of("tft_iseed2", "cross", {1: 0.82, 2: 0.74, 3: 0.81})
+    )
+    assert other_injection_seed("tft_iseed2") == "tft" and other_injection_seed("tft") is None
+    table = paired_table(rows, "variant", other_injection_seed, title="seeds").splitlines()
+    assert table[0] == "### Paired differences: seeds"
+    # Differences 1, 2, 3 points again.
+    cell = "+2.0 ± 1.0 (p 0.07)"
+    assert table[4] == f"| b | paper | 1000 | cross | tft_iseed2 | {cell} | {cell} |"
+    assert len([line for line in table if line.startswith("| b ")]) == 1

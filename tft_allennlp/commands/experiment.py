@@ -16,7 +16,11 @@ from allennlp.commands.subcommand import Subcommand
 
 from tft_allennlp.commands.arguments import positive_float, positive_int
 from tft_allennlp.experiments import ExperimentRunner, ExperimentSpec, collect_results
-from tft_allennlp.experiments.paired import paired_table, write_paired_csv
+from tft_allennlp.experiments.paired import (
+    other_injection_seed,
+    paired_table,
+    write_paired_csv,
+)
 from tft_allennlp.experiments.report import markdown_table, plot, sweep_table, write_csv
 from tft_allennlp.experiments.runner import parse_shard
 from tft_allennlp.experiments.spec import CROSS, selection_metric
@@ -121,15 +125,20 @@ def write_outputs(spec: ExperimentSpec) -> List[str]:
     names = ("runs.csv", "results.md", "scores.png", "paired.csv")
     paths = [os.path.join(spec.output_dir, name) for name in names]
     # Injection variants against the base without injection, strategies against the
-    # cross-encoder: each at equal other coordinates, paired by seed.
-    comparisons = {"variant": "none", "strategy": CROSS}
+    # cross-encoder, a variant injected with another seed against its first seed: each at
+    # equal other coordinates, paired by fine-tuning seed.
+    comparisons = [
+        ("variant", "none", None),
+        ("strategy", CROSS, None),
+        ("variant", other_injection_seed, "another injection seed - the first"),
+    ]
     with tempfile.TemporaryDirectory(dir=spec.output_dir) as scratch:
         drafts = [os.path.join(scratch, os.path.basename(path)) for path in paths]
         write_csv(rows, drafts[0])
         with open(drafts[1], "w") as handle:
             handle.write(markdown_table(rows))
-            for factor, reference in comparisons.items():
-                table = paired_table(rows, factor, reference)
+            for factor, reference, title in comparisons:
+                table = paired_table(rows, factor, reference, title=title)
                 if table:
                     handle.write("\n" + table)
             sweep_rows = collect_results(spec, list(spec.sweep_runs()))
@@ -139,7 +148,7 @@ def write_outputs(spec: ExperimentSpec) -> List[str]:
                     + sweep_table(sweep_rows, {task: selection_metric(task) for task in spec.tasks})
                 )
         plot(rows, drafts[2])
-        write_paired_csv(rows, comparisons, drafts[3])
+        write_paired_csv(rows, [(f, r) for f, r, _ in comparisons], drafts[3])
         for draft, path in zip(drafts, paths):
             os.replace(draft, path)
     return paths

@@ -11,12 +11,13 @@ import csv
 import math
 import statistics
 from dataclasses import dataclass
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple, Union
 
 from scipy import stats
 
 from tft_allennlp.common.glue_tasks import GLUE_TASKS
 from tft_allennlp.experiments.report import METRIC_NAMES, _with_strategy
+from tft_allennlp.experiments.spec import split_variant
 
 # The coordinates of a run besides the compared factor and the seed.
 COORDINATES = ("base", "variant", "strategy", "recipe", "task", "train_size")
@@ -72,23 +73,29 @@ Comparison = Tuple[Tuple, str, str]
 """(coordinates without the factor, treated level, metric)."""
 
 
+Reference = Union[str, Callable[[str], Optional[str]]]
+"""A level every other level is compared with, or a function from a level to its reference."""
+
+
 def paired_comparisons(
-    rows: List[Dict[str, Any]], factor: str, reference: str, confidence: float = 0.95
+    rows: List[Dict[str, Any]], factor: str, reference: Reference, confidence: float = 0.95
 ) -> Iterator[Tuple[Dict[str, Any], str, PairedDifference]]:
     """
-    Every level of `factor` ("variant" or "strategy") against `reference` at equal other
-    coordinates, for each GLUE metric of the task, in percentage points: yields (the treated
-    row's coordinates, metric, difference).
+    Every level of `factor` ("variant" or "strategy") against its reference level at equal
+    other coordinates, for each GLUE metric of the task, in percentage points: yields (the
+    treated row's coordinates, metric, difference).
     """
+    reference_of = reference if callable(reference) else lambda level: reference
     scores: Dict[Tuple, Dict[Any, Dict[str, float]]] = {}
     for row in _with_strategy(rows):
         key = tuple(row[name] for name in COORDINATES)
         scores.setdefault(key, {})[row["seed"]] = row
     position = COORDINATES.index(factor)
     for key, by_seed in scores.items():
-        if key[position] == reference:
+        level = reference_of(key[position])
+        if level is None or level == key[position]:
             continue
-        control_key = key[:position] + (reference,) + key[position + 1 :]
+        control_key = key[:position] + (level,) + key[position + 1 :]
         control = scores.get(control_key)
         if control is None:
             continue
@@ -116,7 +123,11 @@ def format_difference(difference: PairedDifference, seeds: int, level: float = 0
 
 
 def paired_table(
-    rows: List[Dict[str, Any]], factor: str, reference: str, level: float = 0.05
+    rows: List[Dict[str, Any]],
+    factor: str,
+    reference: Reference,
+    level: float = 0.05,
+    title: Optional[str] = None,
 ) -> str:
     """
     Markdown: a row per base, recipe, training size and compared setting, a column per task
@@ -140,8 +151,9 @@ def paired_table(
         + " | ".join(f"{task.upper()} {METRIC_NAMES[metric]}" for task, metric in columns)
         + " |"
     )
+    described = f"`{reference}`" if isinstance(reference, str) else "its reference"
     lines = [
-        f"### Paired differences: {factor} - `{reference}`",
+        f"### Paired differences: {title or f'{factor} - {described}'}",
         "",
         header,
         "|" + "---|" * (len(columns) + 5),
@@ -156,7 +168,7 @@ def paired_table(
         )
     lines += [
         "",
-        f"Dev score differences (percentage points), {factor} minus `{reference}` with "
+        f"Dev score differences (percentage points), {factor} minus {described} with "
         f"everything else equal, paired by seed (same subsample and fine-tuning seed): mean ± "
         f"standard deviation of the differences over the seeds both finished, p of the "
         f"two-sided paired t-test; * p < {level}; [n=k]: k pairs only.",
@@ -164,10 +176,19 @@ def paired_table(
     return "\n".join(lines) + "\n"
 
 
-def write_paired_csv(rows: List[Dict[str, Any]], comparisons: Dict[str, str], path: str) -> None:
+def other_injection_seed(variant: str) -> Optional[str]:
+    """The reference of a variant injected with another seed (`tft_iseed2`): `tft`."""
+    name, seed = split_variant(variant)
+    return name if seed is not None else None
+
+
+def write_paired_csv(
+    rows: List[Dict[str, Any]], comparisons: List[Tuple[str, Reference]], path: str
+) -> None:
     """
-    Every paired comparison of `comparisons` (factor -> reference level), one line per
-    comparison and metric, with the difference's n, mean, std, 95% interval and p-value.
+    Every paired comparison of `comparisons` ((factor, reference)), one line per comparison
+    and metric, with the difference's n, mean, std, 95% interval and p-value; the reference
+    column names the level compared with.
     """
     with open(path, "w", newline="") as handle:
         writer = csv.writer(handle)
@@ -175,9 +196,11 @@ def write_paired_csv(rows: List[Dict[str, Any]], comparisons: Dict[str, str], pa
             [*COORDINATES, "factor", "reference", "metric", "n", "mean", "std", "ci95_low"]
             + ["ci95_high", "p_value"]
         )
-        for factor, reference in comparisons.items():
+        for factor, reference in comparisons:
+            reference_of = reference if callable(reference) else lambda level: reference
             for coordinates, metric, d in paired_comparisons(rows, factor, reference):
                 writer.writerow(
                     [coordinates[name] for name in COORDINATES]
-                    + [factor, reference, metric, d.n, d.mean, d.std, d.low, d.high, d.p_value]
+                    + [factor, reference_of(coordinates[factor]), metric, d.n, d.mean, d.std]
+                    + [d.low, d.high, d.p_value]
                 )

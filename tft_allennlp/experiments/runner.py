@@ -390,7 +390,7 @@ class ExperimentRunner:
                 "TFT_MODEL": base_model,
                 "TFT_PARAPHRASE_CORPUS": spec.paraphrase_corpus,
             }
-            overrides = {**seed_overrides(spec.injection_seed), **spec.injection_overrides}
+            overrides = {**seed_overrides(run.seed), **spec.injection_overrides}
             if not allennlp_train(run.config, run.directory, overrides, environment):
                 return False
             export_encoder(os.path.join(run.directory, "model.tar.gz"), run.encoder)

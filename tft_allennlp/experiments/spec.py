@@ -166,17 +166,32 @@ def selection_metric(task: str) -> str:
     return "combined_score" if len(metrics) > 1 else metrics[0]
 
 
+# A variant injected with another seed than the spec's first: `tft_iseed2` is `tft` injected
+# with seed 2 (the variant's name in directories, tables and comparisons).
+SEEDED = "_iseed"
+
+
+def split_variant(variant: str) -> Tuple[str, Optional[int]]:
+    """`"tft_iseed2"` -> `("tft", 2)`; `"tft"` -> `("tft", None)` (the spec's first seed)."""
+    name, separator, seed = variant.rpartition(SEEDED)
+    if separator and name in VARIANTS and seed.isdigit():
+        return name, int(seed)
+    return variant, None
+
+
 @dataclass(frozen=True)
 class InjectionRun:
-    """Injects one variant into one base checkpoint and exports the encoder."""
+    """Injects one variant into one base checkpoint (with `seed`) and exports the encoder."""
 
     base: str
     variant: str
     directory: str
+    seed: int = 1
 
     @property
     def config(self) -> str:
-        return os.path.join(CONFIGS_ROOT, "injection", f"{VARIANTS[self.variant]}.jsonnet")
+        name = VARIANTS[split_variant(self.variant)[0]]
+        return os.path.join(CONFIGS_ROOT, "injection", f"{name}.jsonnet")
 
     @property
     def encoder(self) -> str:
@@ -238,6 +253,9 @@ class ExperimentSpec:
         The official GLUE layout, `$glue_dir/MRPC/train.tsv`, ...
     variants : `List[str]`, optional (default = `["none", "tft"]`)
         Keys of `VARIANTS`; every variant but "none" needs `paraphrase_corpus`.
+    base_variants : `Dict[str, List[str]]`, optional
+        Variants for some bases instead of `variants`, e.g. `{"mpnet": ["none"]}` to fine-tune
+        a larger model only as it is, as the reference a smaller injected one is compared with.
     train_sizes : `List[Optional[int]]`, optional (default = `[null]`)
         Training examples per run; `null` is the whole training file.
     seeds : `List[int]`, optional (default = `[1]`)
@@ -258,6 +276,11 @@ class ExperimentSpec:
     injection_overrides : `Dict[str, Any]`, optional
         Overrides for every injection run.
     injection_seed : `int`, optional (default = `1`)
+    injection_seeds : `List[int]`, optional (default = `[injection_seed]`)
+        Inject every variant with each of these seeds (negatives, shuffling, initialisation of
+        the heads): the first keeps the variant's name, the others are reported as variants of
+        their own, `tft_iseed2` for `tft` injected with seed 2, fine-tuned alike, so that the
+        spread injection seeds add can be told from a difference between variants.
     metric_epoch : `str`, optional (default = `"last"`)
         `"last"` reports the dev metrics after the last epoch; `"best"` those of the epoch that
         was best on dev (`best_validation_*`).
@@ -291,6 +314,7 @@ class ExperimentSpec:
     tasks: List[str]
     glue_dir: str
     variants: List[str] = field(default_factory=lambda: ["none", "tft"])
+    base_variants: Dict[str, List[str]] = field(default_factory=dict)
     train_sizes: List[Optional[int]] = field(default_factory=lambda: [None])
     seeds: List[int] = field(default_factory=lambda: [1])
     recipes: Dict[str, Dict[str, Any]] = field(default_factory=lambda: {"paper": {}})
@@ -300,6 +324,7 @@ class ExperimentSpec:
     paraphrase_corpus: Optional[str] = None
     injection_overrides: Dict[str, Any] = field(default_factory=dict)
     injection_seed: int = 1
+    injection_seeds: Optional[List[int]] = None
     metric_epoch: str = "last"
     retries: int = 1
     keep_weights: bool = True
@@ -319,10 +344,14 @@ class ExperimentSpec:
                 "A multitask run shares one label namespace: its classification tasks need the "
                 f"same labels, not {sorted(label_sets)} (tasks {self.tasks})."
             )
-        unknown = [variant for variant in self.variants if variant not in VARIANTS]
+        unknown_bases = sorted(set(self.base_variants) - set(self.base_models))
+        if unknown_bases:
+            raise ConfigurationError(f"base_variants names unknown bases {unknown_bases}.")
+        every = [v for variants in [self.variants, *self.base_variants.values()] for v in variants]
+        unknown = [variant for variant in every if variant not in VARIANTS]
         if unknown:
             raise ConfigurationError(f"Unknown variants {unknown}; choose from {list(VARIANTS)}.")
-        if any(VARIANTS[v] for v in self.variants) and not self.paraphrase_corpus:
+        if any(VARIANTS[v] for v in every) and not self.paraphrase_corpus:
             raise ConfigurationError("Injection variants need 'paraphrase_corpus'.")
         if self.metric_epoch not in ("last", "best"):
             raise ConfigurationError("metric_epoch is 'last' or 'best'.")
@@ -337,6 +366,21 @@ class ExperimentSpec:
             raise ConfigurationError(f"Recipe names {sorted(clashes)} are taken by the sweep.")
         if self.sweep_seeds is None:
             self.sweep_seeds = self.seeds[:1]
+        if self.injection_seeds is None:
+            self.injection_seeds = [self.injection_seed]
+        elif not self.injection_seeds or len(set(self.injection_seeds)) < len(self.injection_seeds):
+            raise ConfigurationError("injection_seeds must be distinct, and not empty.")
+
+    def all_variants(self, base: str) -> List[str]:
+        """The variants of `base`, then each injected one with the other injection seeds."""
+        variants = self.base_variants.get(base, self.variants)
+        seeded = [
+            f"{variant}{SEEDED}{seed}"
+            for seed in (self.injection_seeds or [])[1:]
+            for variant in variants
+            if VARIANTS[variant] is not None
+        ]
+        return list(variants) + seeded
 
     @classmethod
     def from_file(cls, path: str, output_dir: Optional[str] = None) -> "ExperimentSpec":
@@ -350,14 +394,15 @@ class ExperimentSpec:
             raise ConfigurationError(f"{path}: {error}") from None
 
     def injection_runs(self) -> Iterator[InjectionRun]:
-        for base, variant in itertools.product(self.base_models, self.variants):
-            if VARIANTS[variant] is not None:
-                yield self._injection(base, variant)
+        for base in self.base_models:
+            for variant in self.all_variants(base):
+                if VARIANTS[split_variant(variant)[0]] is not None:
+                    yield self._injection(base, variant)
 
     def _injection(self, base: str, variant: str) -> InjectionRun:
-        return InjectionRun(
-            base, variant, os.path.join(self.output_dir, "injection", base, variant)
-        )
+        seed = split_variant(variant)[1] or (self.injection_seeds or [self.injection_seed])[0]
+        directory = os.path.join(self.output_dir, "injection", base, variant)
+        return InjectionRun(base, variant, directory, seed)
 
     def sweep_points(self) -> Dict[str, Dict[str, Any]]:
         """The sweep's combinations by name, e.g. `lr0.0001_epochs2`."""
@@ -454,22 +499,21 @@ class ExperimentSpec:
         choices = choices or {}
         recipes = ([TUNED] if self.sweep else []) + list(self.recipes)
         grid = itertools.product(
-            recipes,
-            self.seeds,
-            self.tasks,
-            self.train_sizes,
-            self.base_models,
-            self.variants,
-            self.strategies,
+            recipes, self.seeds, self.tasks, self.train_sizes, self.base_models
         )
-        for recipe, seed, task, size, base, variant, strategy in grid:
+        for recipe, seed, task, size, base in grid:
             candidate = choices.get((base, task, size)) if recipe == TUNED else recipe
-            if candidate is not None and applies(strategy, task):
-                yield self._run(base, variant, recipe, candidate, task, size, seed, strategy)
+            if candidate is None:
+                continue
+            for variant, strategy in itertools.product(self.all_variants(base), self.strategies):
+                if applies(strategy, task):
+                    yield self._run(base, variant, recipe, candidate, task, size, seed, strategy)
 
     def injection_of(self, run: GlueRun) -> Optional[InjectionRun]:
         """The injection whose encoder `run` fine-tunes (None for the base model itself)."""
-        return None if VARIANTS[run.variant] is None else self._injection(run.base, run.variant)
+        if VARIANTS[split_variant(run.variant)[0]] is None:
+            return None
+        return self._injection(run.base, run.variant)
 
     def sweep_runs_of(self, key: TunedKey) -> List[GlueRun]:
         """The sweep runs that choose the tuned recipe of (base, task, train_size)."""

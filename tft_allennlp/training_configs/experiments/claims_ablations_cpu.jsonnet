@@ -1,0 +1,13 @@
+// Issue 18, claim 3 (H5, the paper's Table 5): which parts of the injection objective matter?
+// `+sentence` (the sentential head alone), `+3way-PP` (the phrasal head alone), `+binary-PP`
+// (paraphrase vs random phrase pairs) against full `tft` and no injection, on MRPC and STS-B
+// with 1k training examples and fine-tuning seeds 1-3, all-MiniLM-L6-v2.
+// CPU cuts as minilm_glue_cpu.jsonnet (2 fine-tuning epochs, shortened injection, no weights).
+local cpu = import 'minilm_glue_cpu.jsonnet';
+
+cpu {
+  variants: ['none', 'tft', '+sentence', '+3way-PP', '+binary-PP'],
+  tasks: ['mrpc', 'stsb'],
+  train_sizes: [1000],
+  seeds: [1, 2, 3],
+}

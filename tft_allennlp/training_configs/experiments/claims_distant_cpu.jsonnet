@@ -1,0 +1,13 @@
+// Issue 18, claim 2 (H4): injection should not help tasks far from paraphrase: SST-2 and CoLA
+// (their official training sets re-split into train/dev, ../shared/data/README.md) with 1k and
+// 5k training examples, fine-tuning seeds 1-3, all-MiniLM-L6-v2 without injection, with `tft`
+// and with `tft_simple`. The paper saw drops there.
+// CPU cuts as minilm_glue_cpu.jsonnet (2 fine-tuning epochs, shortened injection, no weights).
+local cpu = import 'minilm_glue_cpu.jsonnet';
+
+cpu {
+  variants: ['none', 'tft', 'tft_simple'],
+  tasks: ['sst2', 'cola'],
+  train_sizes: [1000, 5000],
+  seeds: [1, 2, 3],
+}
