@@ -774,7 +774,7 @@ def test_the_adapters_spec_describes_its_grid(tmp_path):
 def test_injection_seeds_are_variants_of_their_own():
     assert split_variant("tft_iseed2") == ("tft", 2)
     assert split_variant("+3way-PP_iseed11") == ("+3way-PP", 11)
-    assert split_variant("tft") == ("tft", None) and split_variant("x_iseed2") == ("x_iseed2", None)
+    assert split_variant("tft") == ("tft", None) and split_variant("_iseed2") == ("_iseed2", None)
     spec = tiny_strategy_spec(
         "out", variants=["none", "tft", "tft_simple"], injection_seeds=[3, 4], paraphrase_corpus="c"
     )
@@ -865,6 +865,44 @@ def test_the_claims_specs_describe_their_grids(tmp_path):
     assert len(runs) == (5 + 1) * 3 * 3
     distant = ExperimentSpec.from_file(str(root / "claims_distant_cpu.jsonnet"), str(tmp_path))
     assert distant.tasks == ["sst2", "cola"] and distant.train_sizes == [1000, 5000]
+    downstream = ExperimentSpec.from_file(
+        str(root / "alignment_downstream_cpu.jsonnet"), str(tmp_path)
+    )
+    corpora = {run.variant: run.corpus for run in downstream.injection_runs()}
+    assert list(corpora) == ["tft", "tft_old_aligner"] and len(set(corpora.values())) == 2
     ablations = ExperimentSpec.from_file(str(root / "claims_ablations_cpu.jsonnet"), str(tmp_path))
     assert len(list(ablations.injection_runs())) == 4
     assert len(list(ablations.glue_runs({}))) == 5 * 2 * 3
+
+
+def test_a_custom_variant_injects_its_own_corpus_with_its_own_overrides():
+    spec = tiny_strategy_spec(
+        "out",
+        variants=["none", "tft", "tft_old_aligner"],
+        paraphrase_corpus="new.jsonl",
+        injection_overrides={"trainer.num_epochs": 4},
+        injection_seeds=[1, 2],
+        custom_variants={
+            "tft_old_aligner": {
+                "variant": "tft",
+                "paraphrase_corpus": "old.jsonl",
+                "injection_overrides": {"data_loader.batches_per_epoch": 5},
+            }
+        },
+    )
+    runs = {run.variant: run for run in spec.injection_runs()}
+    assert list(runs) == ["tft", "tft_old_aligner", "tft_iseed2", "tft_old_aligner_iseed2"]
+    assert runs["tft_old_aligner"].config == runs["tft"].config
+    assert (runs["tft"].corpus, runs["tft_old_aligner_iseed2"].corpus) == ("new.jsonl", "old.jsonl")
+    assert json.loads(runs["tft_old_aligner_iseed2"].overrides) == {
+        "trainer.num_epochs": 4,
+        "data_loader.batches_per_epoch": 5,
+    }
+    assert runs["tft_old_aligner_iseed2"].seed == 2
+    glue = next(run for run in spec.glue_runs({}) if run.variant == "tft_old_aligner")
+    assert spec.injection_of(glue) == runs["tft_old_aligner"]
+    for bad in ({"variant": "none"}, {"variant": "tft", "corpus": "x"}):
+        with pytest.raises(ConfigurationError, match="custom_variants\\['mine'\\]"):
+            tiny_strategy_spec("out", custom_variants={"mine": bad}, paraphrase_corpus="c")
+    with pytest.raises(ConfigurationError, match="need 'paraphrase_corpus'"):
+        tiny_strategy_spec("out", variants=["tft"])

@@ -388,9 +388,9 @@ class ExperimentRunner:
             environment = {
                 **environment,
                 "TFT_MODEL": base_model,
-                "TFT_PARAPHRASE_CORPUS": spec.paraphrase_corpus,
+                "TFT_PARAPHRASE_CORPUS": run.corpus,
             }
-            overrides = {**seed_overrides(run.seed), **spec.injection_overrides}
+            overrides = {**seed_overrides(run.seed), **json.loads(run.overrides)}
             if not allennlp_train(run.config, run.directory, overrides, environment):
                 return False
             export_encoder(os.path.join(run.directory, "model.tar.gz"), run.encoder)

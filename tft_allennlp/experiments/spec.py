@@ -174,24 +174,30 @@ SEEDED = "_iseed"
 def split_variant(variant: str) -> Tuple[str, Optional[int]]:
     """`"tft_iseed2"` -> `("tft", 2)`; `"tft"` -> `("tft", None)` (the spec's first seed)."""
     name, separator, seed = variant.rpartition(SEEDED)
-    if separator and name in VARIANTS and seed.isdigit():
+    if separator and name and seed.isdigit():
         return name, int(seed)
     return variant, None
 
 
 @dataclass(frozen=True)
 class InjectionRun:
-    """Injects one variant into one base checkpoint (with `seed`) and exports the encoder."""
+    """
+    Injects one variant into one base checkpoint and exports the encoder: the injection config
+    `config_name` (in training_configs/injection/), the aligned corpus `corpus`, the seed
+    `seed` and the variant's own overrides (`overrides`, JSON).
+    """
 
     base: str
     variant: str
     directory: str
     seed: int = 1
+    config_name: str = "tft"
+    corpus: Optional[str] = None
+    overrides: str = "{}"
 
     @property
     def config(self) -> str:
-        name = VARIANTS[split_variant(self.variant)[0]]
-        return os.path.join(CONFIGS_ROOT, "injection", f"{name}.jsonnet")
+        return os.path.join(CONFIGS_ROOT, "injection", f"{self.config_name}.jsonnet")
 
     @property
     def encoder(self) -> str:
@@ -252,7 +258,13 @@ class ExperimentSpec:
     glue_dir : `str`
         The official GLUE layout, `$glue_dir/MRPC/train.tsv`, ...
     variants : `List[str]`, optional (default = `["none", "tft"]`)
-        Keys of `VARIANTS`; every variant but "none" needs `paraphrase_corpus`.
+        Keys of `VARIANTS` or of `custom_variants`; every variant but "none" needs
+        `paraphrase_corpus` (or its own).
+    custom_variants : `Dict[str, Dict[str, Any]]`, optional
+        Named injections besides the paper's: `{"tft_old_aligner": {"variant": "tft",
+        "paraphrase_corpus": "old.jsonl", "injection_overrides": {...}}}` injects with the
+        config of `variant` from its own corpus (default: the spec's) and overrides (added to
+        `injection_overrides`), e.g. to compare two aligners' corpora.
     base_variants : `Dict[str, List[str]]`, optional
         Variants for some bases instead of `variants`, e.g. `{"mpnet": ["none"]}` to fine-tune
         a larger model only as it is, as the reference a smaller injected one is compared with.
@@ -315,6 +327,7 @@ class ExperimentSpec:
     glue_dir: str
     variants: List[str] = field(default_factory=lambda: ["none", "tft"])
     base_variants: Dict[str, List[str]] = field(default_factory=dict)
+    custom_variants: Dict[str, Dict[str, Any]] = field(default_factory=dict)
     train_sizes: List[Optional[int]] = field(default_factory=lambda: [None])
     seeds: List[int] = field(default_factory=lambda: [1])
     recipes: Dict[str, Dict[str, Any]] = field(default_factory=lambda: {"paper": {}})
@@ -347,12 +360,32 @@ class ExperimentSpec:
         unknown_bases = sorted(set(self.base_variants) - set(self.base_models))
         if unknown_bases:
             raise ConfigurationError(f"base_variants names unknown bases {unknown_bases}.")
+        for name, custom in self.custom_variants.items():
+            extra = sorted(set(custom) - {"variant", "paraphrase_corpus", "injection_overrides"})
+            if (
+                name in VARIANTS
+                or SEEDED in name
+                or extra
+                or not VARIANTS.get(custom.get("variant"))
+            ):
+                raise ConfigurationError(
+                    f"custom_variants[{name!r}]: a new name (no {SEEDED!r}), an injected "
+                    f"'variant' of {[v for v in VARIANTS if VARIANTS[v]]}, and optionally "
+                    f"'paraphrase_corpus' and 'injection_overrides' (unknown keys: {extra})."
+                )
         every = [v for variants in [self.variants, *self.base_variants.values()] for v in variants]
-        unknown = [variant for variant in every if variant not in VARIANTS]
+        known = [*VARIANTS, *self.custom_variants]
+        unknown = [variant for variant in every if variant not in known]
         if unknown:
-            raise ConfigurationError(f"Unknown variants {unknown}; choose from {list(VARIANTS)}.")
-        if any(VARIANTS[v] for v in every) and not self.paraphrase_corpus:
-            raise ConfigurationError("Injection variants need 'paraphrase_corpus'.")
+            raise ConfigurationError(f"Unknown variants {unknown}; choose from {known}.")
+        uncovered = [
+            v
+            for v in every
+            if self._config_name(v)
+            and not self.custom_variants.get(v, {}).get("paraphrase_corpus", self.paraphrase_corpus)
+        ]
+        if uncovered:
+            raise ConfigurationError(f"Injection variants {uncovered} need 'paraphrase_corpus'.")
         if self.metric_epoch not in ("last", "best"):
             raise ConfigurationError("metric_epoch is 'last' or 'best'.")
         if not self.base_models or not self.seeds or not self.recipes or not self.train_sizes:
@@ -371,6 +404,13 @@ class ExperimentSpec:
         elif not self.injection_seeds or len(set(self.injection_seeds)) < len(self.injection_seeds):
             raise ConfigurationError("injection_seeds must be distinct, and not empty.")
 
+    def _config_name(self, variant: str) -> Optional[str]:
+        """The injection config of a variant (also `tft_iseed2`, custom ones); None: "none"."""
+        name = split_variant(variant)[0] if variant not in VARIANTS else variant
+        if name in self.custom_variants:
+            return VARIANTS[self.custom_variants[name]["variant"]]
+        return VARIANTS.get(name)
+
     def all_variants(self, base: str) -> List[str]:
         """The variants of `base`, then each injected one with the other injection seeds."""
         variants = self.base_variants.get(base, self.variants)
@@ -378,7 +418,7 @@ class ExperimentSpec:
             f"{variant}{SEEDED}{seed}"
             for seed in (self.injection_seeds or [])[1:]
             for variant in variants
-            if VARIANTS[variant] is not None
+            if self._config_name(variant) is not None
         ]
         return list(variants) + seeded
 
@@ -396,13 +436,22 @@ class ExperimentSpec:
     def injection_runs(self) -> Iterator[InjectionRun]:
         for base in self.base_models:
             for variant in self.all_variants(base):
-                if VARIANTS[split_variant(variant)[0]] is not None:
+                if self._config_name(variant) is not None:
                     yield self._injection(base, variant)
 
     def _injection(self, base: str, variant: str) -> InjectionRun:
-        seed = split_variant(variant)[1] or (self.injection_seeds or [self.injection_seed])[0]
-        directory = os.path.join(self.output_dir, "injection", base, variant)
-        return InjectionRun(base, variant, directory, seed)
+        name, seed = split_variant(variant) if variant not in VARIANTS else (variant, None)
+        custom = self.custom_variants.get(name, {})
+        overrides = {**self.injection_overrides, **custom.get("injection_overrides", {})}
+        return InjectionRun(
+            base,
+            variant,
+            os.path.join(self.output_dir, "injection", base, variant),
+            seed or (self.injection_seeds or [self.injection_seed])[0],
+            self._config_name(variant) or "",
+            custom.get("paraphrase_corpus", self.paraphrase_corpus),
+            json.dumps(overrides, sort_keys=True),
+        )
 
     def sweep_points(self) -> Dict[str, Dict[str, Any]]:
         """The sweep's combinations by name, e.g. `lr0.0001_epochs2`."""
@@ -511,7 +560,7 @@ class ExperimentSpec:
 
     def injection_of(self, run: GlueRun) -> Optional[InjectionRun]:
         """The injection whose encoder `run` fine-tunes (None for the base model itself)."""
-        if VARIANTS[split_variant(run.variant)[0]] is None:
+        if self._config_name(run.variant) is None:
             return None
         return self._injection(run.base, run.variant)
 
