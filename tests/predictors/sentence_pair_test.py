@@ -9,11 +9,13 @@ from allennlp.commands.train import train_model_from_file
 from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import Batch, DatasetReader
+from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
 
 from tests import CONFIGS_ROOT, PROJECT_ROOT
 from tests.predictors import unread
 from tft_allennlp.common.input_problems import MalformedInputError
+from tft_allennlp.models.smart_regularized import SmartRegularizedModel
 from tft_allennlp.predictors import SentencePairPredictor
 
 
@@ -203,6 +205,15 @@ def test_siamese_embeddings_by_predictor_option(siamese):
     assert len(output["embedding1"]) == len(output["embedding2"]) == 32
     # A line's own choice wins over the option.
     assert "embedding1" not in predictor.predict_json({**PAIR, "return_embeddings": False})
+
+
+def test_a_smart_wrapped_siamese_model_returns_its_embeddings(siamese):
+    archive = load_archive(siamese)
+    wrapped = SmartRegularizedModel(archive.model.vocab, archive.model).eval()
+    predictor = SentencePairPredictor(wrapped, archive.dataset_reader, return_embeddings=True)
+    output = predictor.predict_json(PAIR)
+    expected = Predictor.from_path(siamese, return_embeddings=True).predict_json(PAIR)
+    assert output["embedding1"] == pytest.approx(expected["embedding1"], abs=1e-6)
 
 
 def test_return_embeddings_problems(siamese, predictor, archives):

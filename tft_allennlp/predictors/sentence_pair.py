@@ -58,7 +58,8 @@ class SentencePairPredictor(LineCheckingPredictor):
         return_embeddings: bool = False,
     ) -> None:
         super().__init__(model, dataset_reader, frozen)
-        self._siamese = isinstance(model, SiamesePairClassifier)
+        # A wrapped model (`tft_smart`) is Siamese when the model it wraps is.
+        self._siamese = isinstance(getattr(model, "inner_model", model), SiamesePairClassifier)
         if return_embeddings and not self._siamese:
             raise ConfigurationError(
                 "return_embeddings: only a Siamese model (tft_siamese_pair_classifier) gives "
