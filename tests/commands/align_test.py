@@ -199,3 +199,16 @@ def test_an_unknown_aligner_stops_before_writing(tmp_path):
     with pytest.raises(ConfigurationError, match="test_no_such_aligner"):
         align_file(str(source), str(output), aligner={"type": "test_no_such_aligner"}, workers=2)
     assert not output.exists() and os.listdir(tmp_path) == ["pairs.tsv"]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_an_unknown_spacy_model_stops_before_any_worker_starts(tmp_path, workers):
+    source = tmp_path / "pairs.tsv"
+    write_pairs(source)
+    with pytest.raises(
+        ConfigurationError, match="--spacy-model en_nope: no spaCy pipeline en_nope"
+    ):
+        align_file(str(source), str(tmp_path / "out.jsonl"), spacy_model="en_nope", workers=workers)
+    assert not (tmp_path / "out.jsonl").exists()
+    # en_core_web_sm falls back to its PyPI twin, installed here.
+    assert Aligner("en_core_web_sm").split_words("A man.") == ["A", "man", "."]

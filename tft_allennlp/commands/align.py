@@ -25,6 +25,7 @@ from tft_allennlp.alignment.pipeline import (
     evaluate,
     evaluate_against_word_links,
     is_word_alignment_gold,
+    resolve_spacy_model,
 )
 from tft_allennlp.commands.arguments import float_in, json_object, positive_int
 from tft_allennlp.common.input_problems import InputProblems, MalformedInputError
@@ -148,6 +149,7 @@ def align_file(
     """
     _check_readable(input_path)
     _check_embeddings(aligner)
+    resolve_spacy_model(spacy_model)
     # Built once here so that a bad aligner stops the command before it writes anything (and
     # before worker processes, which build their own, could fail one after the other).
     build_phrase_aligner(aligner, packages)
