@@ -7,9 +7,11 @@ import zipfile
 
 import pytest
 from allennlp.commands.train import train_model_from_file
+from allennlp.common.checks import ConfigurationError
 from allennlp.predictors import Predictor
 
 from tests import CONFIGS_ROOT, FIXTURES_ROOT, PROJECT_ROOT
+from tft_allennlp.commands.glue_submission import write_submission
 
 GLUE = FIXTURES_ROOT / "glue"
 
@@ -85,3 +87,17 @@ def test_submission_files_hold_every_test_row_as_the_leaderboard_names_them(arch
                 assert row[1] == output["label"] and row[1] in (
                     ("0", "1") if task == "mrpc" else ("entailment", "neutral", "contradiction")
                 )
+
+
+def test_a_failure_midway_leaves_the_earlier_submission_whole(archives, tmp_path):
+    out = tmp_path / "submission"
+    # The fixture MRPC test file has 3 rows.
+    assert write_submission([archives["mrpc"]], str(out), str(GLUE)) == {"MRPC.tsv": 3}
+    before = {name: (out / name).read_bytes() for name in os.listdir(out)}
+    assert sorted(before) == ["MRPC.tsv", "submission.zip"]
+    # STS-B and MRPC are predicted, then the second MRPC archive is refused.
+    with pytest.raises(ConfigurationError, match="Two archives for MRPC.tsv"):
+        write_submission(
+            [archives["stsb"], archives["mrpc"], archives["mrpc"]], str(out), str(GLUE)
+        )
+    assert {name: (out / name).read_bytes() for name in os.listdir(out)} == before

@@ -94,7 +94,9 @@ def write_submission(
 ) -> Dict[str, int]:
     """
     Writes each archive's task files and `submission.zip`; returns file name -> predictions.
-    A missing archive, GLUE directory or test file is a `ConfigurationError` naming it.
+    A missing archive, GLUE directory or test file is a `ConfigurationError` naming it. The
+    files are put in place together once every archive has predicted, so a failure leaves
+    `output_dir` as it was.
     """
     archives = list(archives)
     local = not glue_dir.startswith(HUB_PREFIX)
@@ -107,30 +109,41 @@ def write_submission(
     if os.path.exists(output_dir) and not os.path.isdir(output_dir):
         raise ConfigurationError(f"{output_dir}: exists and is not a directory.")
     written: Dict[str, int] = {}
-    for archive_file in archives:
-        archive = load_model_archive(archive_file, cuda_device=cuda_device)
-        task = getattr(archive.model, "_task", None)
-        if task is None or task.name not in SUBMISSION_FILES:
-            raise ConfigurationError(f"{archive_file}: not a tft_glue_classifier archive.")
-        for name, test_file, hub_split in SUBMISSION_FILES[task.name]:
-            if name in written:
-                raise ConfigurationError(f"Two archives for {name}.")
-            source = os.path.join(glue_dir, test_file) if local else f"{glue_dir}:{hub_split}"
-            if local and not os.path.isfile(source):
-                raise ConfigurationError(f"{source}: no such file (the {name} test set).")
-            predictions = predict(archive, source, batch_size)
-            os.makedirs(output_dir, exist_ok=True)
-            with open(os.path.join(output_dir, name), "w", encoding="utf-8") as out:
-                out.write("index\tprediction\n")
-                for index, prediction in predictions:
-                    out.write(f"{index}\t{prediction}\n")
-            written[name] = len(predictions)
-            logger.info("%s: %d predictions of %s", name, len(predictions), source)
-    with zipfile.ZipFile(
-        os.path.join(output_dir, "submission.zip"), "w", zipfile.ZIP_DEFLATED
-    ) as bundle:
-        for name in written:
-            bundle.write(os.path.join(output_dir, name), name)
+    # Every file is drafted first and put in place only once all archives have predicted: a
+    # failure midway (a bad archive, a missing test file) leaves an earlier submission whole.
+    drafts: Dict[str, str] = {}
+    try:
+        for archive_file in archives:
+            archive = load_model_archive(archive_file, cuda_device=cuda_device)
+            task = getattr(archive.model, "_task", None)
+            if task is None or task.name not in SUBMISSION_FILES:
+                raise ConfigurationError(f"{archive_file}: not a tft_glue_classifier archive.")
+            for name, test_file, hub_split in SUBMISSION_FILES[task.name]:
+                if name in written:
+                    raise ConfigurationError(f"Two archives for {name}.")
+                source = os.path.join(glue_dir, test_file) if local else f"{glue_dir}:{hub_split}"
+                if local and not os.path.isfile(source):
+                    raise ConfigurationError(f"{source}: no such file (the {name} test set).")
+                predictions = predict(archive, source, batch_size)
+                os.makedirs(output_dir, exist_ok=True)
+                drafts[name] = os.path.join(output_dir, f".{name}.{os.getpid()}.tmp")
+                with open(drafts[name], "w", encoding="utf-8") as out:
+                    out.write("index\tprediction\n")
+                    for index, prediction in predictions:
+                        out.write(f"{index}\t{prediction}\n")
+                written[name] = len(predictions)
+                logger.info("%s: %d predictions of %s", name, len(predictions), source)
+        bundle_draft = os.path.join(output_dir, f".submission.zip.{os.getpid()}.tmp")
+        drafts["submission.zip"] = bundle_draft
+        with zipfile.ZipFile(bundle_draft, "w", zipfile.ZIP_DEFLATED) as bundle:
+            for name in written:
+                bundle.write(drafts[name], name)
+        for name, draft in drafts.items():
+            os.replace(draft, os.path.join(output_dir, name))
+    finally:
+        for draft in drafts.values():
+            if os.path.exists(draft):
+                os.remove(draft)
     return written
 
 
