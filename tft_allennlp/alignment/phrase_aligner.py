@@ -254,24 +254,28 @@ def align_phrases(
             if supported and consistent(source_span, target_span):
                 multi.append((source_span, target_span))
     if content_checks:
-        multi = [pair for pair in multi if _same_content(source, target, links, pair)]
+        linked = ({i for i, _ in links}, {j for _, j in links})
+        multi = [pair for pair in multi if _same_content(source, target, linked, pair)]
     if tightest_spans:
         multi = _tightest(source, target, links, multi)
     return sorted(singles + _closest_in_length(multi))
 
 
 def _same_content(
-    source: ParsedSentence, target: ParsedSentence, links: Set[Tuple[int, int]], pair: PhrasePair
+    source: ParsedSentence,
+    target: ParsedSentence,
+    linked: Tuple[Set[int], Set[int]],
+    pair: PhrasePair,
 ) -> bool:
-    """Rule 4: balanced unlinked substantive words, and no unlinked number or proper noun."""
-    linked_source = {i for i, _ in links}
-    linked_target = {j for _, j in links}
+    """Rule 4: balanced unlinked substantive words, and no unlinked number or proper noun on
+    both sides; `linked`: the linked words of each side."""
+    linked_source, linked_target = linked
     counts, facts = [], []
-    for sentence, span, linked in (
+    for sentence, span, side in (
         (source, pair[0], linked_source),
         (target, pair[1], linked_target),
     ):
-        unlinked = [k for k in range(span[0], span[1] + 1) if k not in linked]
+        unlinked = [k for k in range(span[0], span[1] + 1) if k not in side]
         facts.append({sentence.pos[k] for k in unlinked} & FORM_ONLY_POS)
         counts.append(
             sum(

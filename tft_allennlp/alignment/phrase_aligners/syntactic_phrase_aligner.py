@@ -135,21 +135,8 @@ class WordEmbedder:
         return results  # type: ignore[return-value]
 
     def vectors(self, words: List[str]) -> numpy.ndarray:
-        torch = self._torch
-        encoding = self._tokenizer(
-            words, is_split_into_words=True, return_tensors="pt", truncation=True, max_length=512
-        )
-        with torch.no_grad():
-            # Shape: (num_wordpieces, hidden_dim)
-            hidden = self._model(**encoding).last_hidden_state[0]
-        vectors = numpy.zeros((len(words), hidden.size(-1)), dtype=numpy.float32)
-        counts = numpy.zeros(len(words))
-        for piece, word in enumerate(encoding.word_ids()):
-            if word is not None:
-                vectors[word] += hidden[piece].numpy()
-                counts[word] += 1
-        vectors /= numpy.maximum(counts, 1)[:, None]
-        return vectors / numpy.maximum(numpy.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
+        """The vectors of one sentence's words: a batch of one (`vectors_batch`)."""
+        return self.vectors_batch([words])[0]
 
     def similarity(self, source: List[str], target: List[str]) -> numpy.ndarray:
         return self.vectors(source) @ self.vectors(target).T
