@@ -41,6 +41,9 @@ def main() -> None:
             f"({scores['non_identical_consistent']:.0f}/{scores['non_identical']:.0f})",
             f"{scores['phrase_recall']:.3f}",
             f"{scores['phrase_recall_non_identical']:.3f}",
+            f"{scores['exact_precision_non_identical']:.3f} "
+            f"({scores['non_identical_exact']:.0f}/{scores['non_identical']:.0f})",
+            f"{scores['exact_recall_non_identical']:.3f}",
             f"{scores['word_precision']:.3f}",
             f"{scores['word_recall']:.3f}",
             f"{scores['word_aer']:.3f}",

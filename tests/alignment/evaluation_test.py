@@ -63,6 +63,36 @@ def test_scores_against_hand_counted_values(tmp_path):
     assert scores["phrase_recall_non_identical"] == 0.5
 
 
+def test_exact_pairs_need_every_content_word_linked_inside(tmp_path):
+    golds = read_word_alignment_gold(write(tmp_path / "gold.jsonl", GOLD), SENTENCES, str.split)
+    predictions = [
+        [
+            ((1, 1), (1, 1)),  # cat ~ cat: exact
+            ((2, 2), (3, 3)),  # sat ~ sitting: exact
+            ((2, 3), (2, 3)),  # sat down ~ was sitting: "down" is linked to nothing
+            ((0, 1), (1, 1)),  # The cat ~ cat: "The" is no content word
+            ((1, 2), (1, 1)),  # cat sat ~ cat: not even consistent
+        ],
+        [((0, 0), (0, 0))],  # He ~ He
+    ]
+    # Content words: cat, sat, down, sitting; He, left, departed.
+    content = [
+        ([False, True, True, True], [False, True, False, True]),
+        ([True, True], [True, True]),
+    ]
+    scores = evaluate_word_alignment(golds, predictions, content)
+    # 4 of 6 pairs exact; of the 4 non-identical ones, sat ~ sitting and The cat ~ cat.
+    assert scores["exact_precision"] == pytest.approx(4 / 6)
+    assert scores["exact_precision_non_identical"] == 0.5
+    # Sure links inside an exact pair: cat-cat, sat-sitting, He-He of 4; sat-sitting of the
+    # 2 between different words.
+    assert scores["exact_recall"] == 0.75
+    assert scores["exact_recall_non_identical"] == 0.5
+    # The consistency scores are those of the test above, and without content no exact ones.
+    assert scores["phrase_precision_non_identical"] == 0.75
+    assert "exact_precision" not in evaluate_word_alignment(golds, predictions)
+
+
 def test_bad_gold_names_the_file_and_line(tmp_path):
     with pytest.raises(ValueError, match="out of range"):
         parse_links("0-9", 2, 2)

@@ -157,6 +157,35 @@ def test_a_lemma_links_words_of_one_kind_only():
     assert link_words(source, target, content_checks=True) == {(1, 1)}
 
 
+def test_a_word_written_as_two_links_to_both_parts():
+    # "hostnames" / "host names": one word on one side, two adjacent words on the other.
+    source = sentence("hostnames using BSD", phrases=[(0, 0), (0, 2), (1, 1), (1, 2), (2, 2)])
+    target = sentence(
+        "host names using BSD", phrases=[(0, 0), (1, 1), (0, 3), (2, 2), (2, 3), (3, 3)]
+    )
+    assert link_words(source, target) == {(1, 2), (2, 3)}
+    links = link_words(source, target, content_checks=True)
+    assert links == {(0, 0), (0, 1), (1, 2), (2, 3)}
+    pairs = align_phrases(source, target, links, content_checks=True)
+    # The word pair is no single-word pair; the phrases holding all the parts align.
+    assert ((0, 0), (0, 0)) not in pairs and ((0, 0), (1, 1)) not in pairs
+    assert ((0, 2), (0, 3)) in pairs
+    # The other way round, with a hyphen between the parts (linked too, and left out of the
+    # form); a part already linked by form keeps its link.
+    source = sentence("re - entry began", pos=["NOUN", "PUNCT", "NOUN", "VERB"])
+    target = sentence("reentry began")
+    assert link_words(source, target, content_checks=True) == {(0, 0), (1, 0), (2, 0), (3, 1)}
+    source = sentence("entry and re - entry", pos=["NOUN", "CCONJ", "NOUN", "PUNCT", "NOUN"])
+    target = sentence("entry reentry")
+    assert link_words(source, target, content_checks=True) == {(0, 0), (2, 1), (3, 1), (4, 1)}
+    # Not across a comma, nor over more than three words.
+    source = sentence("host , names", pos=["NOUN", "PUNCT", "NOUN"])
+    assert link_words(source, sentence("hostnames"), content_checks=True) == set()
+    source = sentence("a b c d")
+    assert link_words(source, sentence("abcd"), content_checks=True) == set()
+    assert link_words(source, sentence("abc"), content_checks=True) == {(0, 0), (1, 0), (2, 0)}
+
+
 def test_whole_sentence_and_function_words_are_never_phrases(aligner):
     (parsed,) = aligner.parse_text(["He said that it was on the table."])
     phrases = [" ".join(parsed.words[s : e + 1]) for s, e in parsed.phrases]

@@ -23,10 +23,17 @@ are consistent, reported for all pairs, for identical pairs (the same words, ign
 for non-identical ones, which are what injection learns most from. Recall is the fraction of
 sure links covered by a consistent predicted pair (both words inside it), for all sure links and
 for those between different words.
+
+Consistency forgives a span that holds words the other side lacks ("the IDE development
+community" / "the IDE community" is consistent when "development" is linked to nothing). So,
+given which words are content words, a pair is also scored *exact*: consistent, and every
+content word inside either span has a gold link into the other span, the criterion of a human
+judge who accepts a pair only when its two phrases say the same thing. Exact precision and
+recall are reported like the consistent ones.
 """
 
 import csv
-from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Set, Tuple
+from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 from tft_allennlp.common.aligned_corpus import PhrasePair
 from tft_allennlp.common.input_problems import InputProblems, parse_json, read_raw_lines
@@ -134,6 +141,33 @@ def consistent(pair: PhrasePair, sure: Set[Link], possible: Set[Link]) -> bool:
     return all(in_source(i) == in_target(j) for i, j in sure)
 
 
+def exact(
+    pair: PhrasePair,
+    sure: Set[Link],
+    possible: Set[Link],
+    content: Tuple[Sequence[bool], Sequence[bool]],
+) -> bool:
+    """Consistent, and every content word of either span linked into the other span."""
+    if not consistent(pair, sure, possible):
+        return False
+    (source_start, source_end), (target_start, target_end) = pair
+    inside = {
+        (i, j)
+        for i, j in possible
+        if source_start <= i <= source_end and target_start <= j <= target_end
+    }
+    source_content, target_content = content
+    return all(
+        any(i == k for k, _ in inside)
+        for i in range(source_start, source_end + 1)
+        if source_content[i]
+    ) and all(
+        any(j == k for _, k in inside)
+        for j in range(target_start, target_end + 1)
+        if target_content[j]
+    )
+
+
 def _ratio(numerator: int, denominator: int) -> float:
     return numerator / denominator if denominator else 0.0
 
@@ -145,9 +179,15 @@ def is_identical(pair: PhrasePair, source: List[str], target: List[str]) -> bool
 
 
 def evaluate_word_alignment(
-    golds: Iterable[WordAlignmentGold], predictions: Iterable[List[PhrasePair]]
+    golds: Iterable[WordAlignmentGold],
+    predictions: Iterable[List[PhrasePair]],
+    content: Optional[Iterable[Tuple[Sequence[bool], Sequence[bool]]]] = None,
 ) -> Dict[str, float]:
-    """Word- and phrase-level scores (see the module's description) over all pairs."""
+    """
+    Word- and phrase-level scores (see the module's description) over all pairs; with
+    `content` (per pair, which source and which target words are content words), the exact
+    scores too.
+    """
     counts = dict.fromkeys(
         [
             "links",
@@ -161,10 +201,16 @@ def evaluate_word_alignment(
             "sure_covered",
             "sure_different",
             "sure_different_covered",
+            "exact",
+            "identical_exact",
+            "sure_exact_covered",
+            "sure_different_exact_covered",
         ],
         0,
     )
+    contents = iter(content) if content is not None else None
     for gold, pairs in zip(golds, predictions):
+        words = next(contents) if contents is not None else None
         links = {(s[0], t[0]) for s, t in pairs if s[0] == s[1] and t[0] == t[1]}
         counts["links"] += len(links)
         counts["links_in_possible"] += len(links & gold.possible)
@@ -173,18 +219,36 @@ def evaluate_word_alignment(
         good = [pair for pair in pairs if consistent(pair, gold.sure, gold.possible)]
         counts["pairs"] += len(pairs)
         counts["consistent"] += len(good)
+        strict = [pair for pair in good if words and exact(pair, gold.sure, gold.possible, words)]
+        counts["exact"] += len(strict)
         for pair in pairs:
             if is_identical(pair, gold.source, gold.target):
                 counts["identical"] += 1
                 counts["identical_consistent"] += pair in good
+                counts["identical_exact"] += pair in strict
         for i, j in gold.sure:
             covered = any(s[0] <= i <= s[1] and t[0] <= j <= t[1] for s, t in good)
+            covered_exactly = any(s[0] <= i <= s[1] and t[0] <= j <= t[1] for s, t in strict)
             counts["sure_covered"] += covered
+            counts["sure_exact_covered"] += covered_exactly
             if gold.source[i].lower() != gold.target[j].lower():
                 counts["sure_different"] += 1
                 counts["sure_different_covered"] += covered
+                counts["sure_different_exact_covered"] += covered_exactly
     different = counts["pairs"] - counts["identical"]
     different_consistent = counts["consistent"] - counts["identical_consistent"]
+    different_exact = counts["exact"] - counts["identical_exact"]
+    exact_scores = {}
+    if content is not None:
+        exact_scores = {
+            "exact_precision": _ratio(counts["exact"], counts["pairs"]),
+            "exact_precision_non_identical": _ratio(different_exact, different),
+            "exact_recall": _ratio(counts["sure_exact_covered"], counts["sure"]),
+            "exact_recall_non_identical": _ratio(
+                counts["sure_different_exact_covered"], counts["sure_different"]
+            ),
+            "non_identical_exact": float(different_exact),
+        }
     return {
         "word_precision": _ratio(counts["links_in_possible"], counts["links"]),
         "word_recall": _ratio(counts["links_in_sure"], counts["sure"]),
@@ -202,4 +266,5 @@ def evaluate_word_alignment(
         **{key: float(value) for key, value in counts.items()},
         "non_identical": float(different),
         "non_identical_consistent": float(different_consistent),
+        **exact_scores,
     }

@@ -22,7 +22,10 @@ The rules, in order (each is tested in `tests/alignment/phrase_aligner_test.py`)
    (noun or proper noun, verb, adjective, adverb, number), so that the verb "headed" never
    links to the noun "head"; and two numbers, or two proper nouns, link by their form only
    (never by similarity: "$4,450" is not "$4,500"), where numbers of the same value have the
-   same form ("four" / "4").
+   same form ("four" / "4"). Also with `content_checks`, a content word still unlinked that is
+   written as two or three adjacent unlinked words on the other side links to each of them
+   ("hostnames" / "host names", "reentry" / "re - entry": hyphens between the parts are
+   skipped); such one-to-many links support multi-word pairs but make no single-word pair.
 3. Phrase pairs. A source and a target phrase align when both are single words or both are
    multi-word phrases, at least one link lies inside the pair, and the pair is
    consistent: no word inside either phrase is linked to a word outside the other.
@@ -192,6 +195,8 @@ def link_words(
             links.add((i, j))
             linked_source.add(i)
             linked_target.add(j)
+    if content_checks:
+        links |= _compound_links(source, target, linked_source, linked_target)
     if similarity is not None:
         free_source = [
             i
@@ -213,6 +218,58 @@ def link_words(
                     and may_be_similar(i, free_target[column])
                 ):
                     links.add((i, free_target[column]))
+    return links
+
+
+def _compound_links(
+    source: ParsedSentence,
+    target: ParsedSentence,
+    linked_source: Set[int],
+    linked_target: Set[int],
+) -> Set[Tuple[int, int]]:
+    """
+    Rule 2, one word written as adjacent words on the other side: `(i, j)` for each part `j`
+    of the split form of source word `i`, and the same the other way round. Only words not in
+    `linked_source` / `linked_target` take part; both sets are updated.
+    """
+
+    def split_forms(sentence: ParsedSentence, linked: Set[int]) -> Dict[str, List[int]]:
+        """Concatenated lower-cased form -> the parts' positions, for each run of 2-3 unlinked
+        words (hyphens between them are parts too, left out of the form)."""
+        found: Dict[str, List[int]] = {}
+        for start in range(len(sentence.words)):
+            parts: List[int] = []
+            pieces: List[str] = []
+            for k in range(start, len(sentence.words)):
+                word = sentence.words[k]
+                if k in linked or (word != "-" and sentence.pos[k] == "PUNCT"):
+                    break
+                if word == "-" and (not pieces or sentence.words[parts[-1]] == "-"):
+                    break  # a hyphen only between two words
+                parts.append(k)
+                if word != "-":
+                    pieces.append(word.lower())
+                    if len(pieces) >= 2:
+                        found.setdefault("".join(pieces), parts[:])
+                    if len(pieces) == 3:
+                        break
+        return found
+
+    links: Set[Tuple[int, int]] = set()
+    for one, other, one_linked, other_linked, flip in (
+        (source, target, linked_source, linked_target, False),
+        (target, source, linked_target, linked_source, True),
+    ):
+        forms = split_forms(other, other_linked)
+        for i, (word, tag) in enumerate(zip(one.words, one.pos)):
+            parts = forms.get(word.lower())
+            if tag not in CONTENT_POS or i in one_linked or parts is None:
+                continue
+            if any(part in other_linked for part in parts):
+                continue  # a part taken by an earlier compound
+            one_linked.add(i)
+            other_linked.update(parts)
+            links.update((part, i) if flip else (i, part) for part in parts)
     return links
 
 
@@ -240,7 +297,12 @@ def align_phrases(
         return True
 
     singles: List[PhrasePair] = [
-        ((i, i), (j, j)) for i, j in links if (i, i) in source.phrases and (j, j) in target.phrases
+        ((i, i), (j, j))
+        for i, j in links
+        if (i, i) in source.phrases
+        and (j, j) in target.phrases
+        and source_links[i] == {j}  # one-to-one
+        and target_links[j] == {i}
     ]
     multi: List[PhrasePair] = []
     source_multi = [span for span in source.phrases if span[1] > span[0]]

@@ -21,7 +21,7 @@ from tft_allennlp.alignment.evaluation import (
     glue_pair_sentences,
     read_word_alignment_gold,
 )
-from tft_allennlp.alignment.phrase_aligner import ParsedSentence, parse_to_sentence
+from tft_allennlp.alignment.phrase_aligner import CONTENT_POS, ParsedSentence, parse_to_sentence
 from tft_allennlp.alignment.phrase_aligners import PhraseAligner, SyntacticPhraseAligner
 from tft_allennlp.common.aligned_corpus import parse_record
 from tft_allennlp.common.input_problems import InputProblems, read_raw_lines
@@ -218,16 +218,19 @@ def evaluate_against_word_links(
 ) -> Dict[str, float]:
     """
     The aligner against sure/possible word-alignment gold (`tft_allennlp.alignment.evaluation`):
-    word precision, recall and AER, and the phrase pairs' consistency with the gold. Gold lines
+    word precision, recall and AER, and the phrase pairs' consistency with the gold (exact
+    pairs: content words are the aligner's, `CONTENT_POS` as spaCy tags them). Gold lines
     without words take them, by id, from the GLUE pair file `sentences_path` (MRPC).
     """
     sentences = glue_pair_sentences(sentences_path) if sentences_path else None
     golds = read_word_alignment_gold(gold_path, sentences, aligner.split_words)
-    predictions = []
+    predictions, content = [], []
     for gold in golds:
-        record = aligner.align(aligner.parse_words(gold.source), aligner.parse_words(gold.target))
+        source, target = aligner.parse_words(gold.source), aligner.parse_words(gold.target)
+        record = aligner.align(source, target)
         predictions.append([(tuple(s), tuple(t)) for s, t in record["alignments"]])
-    return evaluate_word_alignment(golds, predictions)
+        content.append(tuple([tag in CONTENT_POS for tag in side.pos] for side in (source, target)))
+    return evaluate_word_alignment(golds, predictions, content)
 
 
 def evaluate(gold_path: str, aligner: Aligner) -> Dict[str, float]:

@@ -23,8 +23,9 @@ class SyntacticPhraseAligner(PhraseAligner):
     similarity_threshold : `float`, optional (default = `0.5`)
         The least cosine that links two words that way.
     content_checks : `bool`, optional (default = `True`)
-        Rules 2 and 4: links between words of one kind only, numbers and names by form, and no
-        pair whose sides differ in unlinked content, numbers or names.
+        Rules 2 and 4: links between words of one kind only, numbers and names by form, a word
+        linked to its split form ("hostnames" / "host names"), and no pair whose sides differ
+        in unlinked content, numbers or names.
     embedding_batch_size : `int`, optional (default = `32`)
         Sentences per forward pass of the embedding model: a batch of pairs (`tft-align
         --batch-size`) is embedded together, sorted by length.
