@@ -111,6 +111,23 @@ def test_a_side_with_content_the_other_lacks_is_not_aligned():
     )
 
 
+def test_unlinked_content_must_be_of_one_kind_on_both_sides():
+    # "smiling bomber" / "Bali bomber": one unlinked word a side, an adjective and a name.
+    source = sentence("smiling bomber", pos=["ADJ", "NOUN"], phrases=[(0, 1), (0, 0), (1, 1)])
+    target = sentence("Bali bomber", pos=["PROPN", "NOUN"], phrases=[(0, 1), (0, 0), (1, 1)])
+    links = link_words(source, target)
+    assert links == {(1, 1)}
+    assert ((0, 1), (0, 1)) in align_phrases(source, target, links)
+    assert ((0, 1), (0, 1)) not in align_phrases(source, target, links, content_checks=True)
+    # Two adjectives are one kind, and so are a noun and a proper noun ("the firm" / "the
+    # Acme", here joined by a link between the articles).
+    target = sentence("angry bomber", pos=["ADJ", "NOUN"], phrases=[(0, 1), (0, 0), (1, 1)])
+    assert ((0, 1), (0, 1)) in align_phrases(source, target, links, content_checks=True)
+    source = sentence("the firm", pos=["DET", "NOUN"], phrases=[(0, 1), (1, 1)])
+    target = sentence("the Acme", pos=["DET", "PROPN"], phrases=[(0, 1), (1, 1)])
+    assert ((0, 1), (0, 1)) in align_phrases(source, target, {(0, 0)}, content_checks=True)
+
+
 def test_a_negation_on_one_side_is_content():
     source = sentence(
         "against renewing contract",

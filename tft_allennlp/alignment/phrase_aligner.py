@@ -30,10 +30,13 @@ The rules, in order (each is tested in `tests/alignment/phrase_aligner_test.py`)
    multi-word phrases, at least one link lies inside the pair, and the pair is
    consistent: no word inside either phrase is linked to a word outside the other.
 4. Content checks (`content_checks`, on by default). A multi-word pair is dropped when
-   - its sides hold different numbers of unlinked substantive words (content words and polarity
-     words such as "not", "never", "without", "against"): one side says something the other
-     does not ("to shore" / "to reach shore", "against renewing the contract" / "renewing the
-     contract", an extra attribution or argument); or
+   - its sides hold different unlinked substantive words by kind (content words, counted as
+     nouns, verbs, adjectives, adverbs and numbers, and polarity words such as "not", "never",
+     "without", "against"): one side says something the other does not ("to shore" / "to
+     reach shore", "against renewing the contract" / "renewing the contract", an extra
+     attribution or argument), or something else ("smiling bomber" / "Bali bomber": an
+     adjective for a name); a substitution of one kind stays ("fell sharply" / "dropped
+     sharply"); or
    - both sides hold an unlinked number, or both an unlinked proper noun: amounts or names
      that differ ("$4,450" / "$4,500", a different person).
 5. One span per region (`tightest_spans`, on by default). Pairs with the same links inside
@@ -329,24 +332,25 @@ def _same_content(
     linked: Tuple[Set[int], Set[int]],
     pair: PhrasePair,
 ) -> bool:
-    """Rule 4: balanced unlinked substantive words, and no unlinked number or proper noun on
-    both sides; `linked`: the linked words of each side."""
+    """Rule 4: the same kinds of unlinked substantive words on both sides, and no unlinked
+    number or proper noun on both sides; `linked`: the linked words of each side."""
     linked_source, linked_target = linked
-    counts, facts = [], []
+    kinds, facts = [], []
     for sentence, span, side in (
         (source, pair[0], linked_source),
         (target, pair[1], linked_target),
     ):
         unlinked = [k for k in range(span[0], span[1] + 1) if k not in side]
         facts.append({sentence.pos[k] for k in unlinked} & FORM_ONLY_POS)
-        counts.append(
-            sum(
-                sentence.pos[k] in SUBSTANTIVE_POS or sentence.lemmas[k] in POLARITY_LEMMAS
+        kinds.append(
+            sorted(
+                "polarity" if sentence.lemmas[k] in POLARITY_LEMMAS else WORD_KINDS[sentence.pos[k]]
                 for k in unlinked
+                if sentence.pos[k] in SUBSTANTIVE_POS or sentence.lemmas[k] in POLARITY_LEMMAS
             )
         )
     # Both sides with an unlinked number (or proper noun): amounts (names) that differ.
-    return counts[0] == counts[1] and not facts[0] & facts[1]
+    return kinds[0] == kinds[1] and not facts[0] & facts[1]
 
 
 def _tightest(
