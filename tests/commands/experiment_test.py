@@ -329,6 +329,25 @@ def test_tuned_candidate_is_the_best_mean_over_sweep_seeds(tmp_path):
     ]
 
 
+def test_without_fixed_recipes_the_grid_runs_the_tuned_recipe_alone(tmp_path):
+    settings = dict(output_dir=str(tmp_path), base_models={"b": "m"}, tasks=["rte"], glue_dir="g")
+    settings.update(variants=["none"], seeds=[1, 2], sweep={"trainer.optimizer.lr": [1e-4]})
+    spec = ExperimentSpec(**settings, run_fixed_recipes=False)
+    # "paper" still competes in the sweep, but is no grid recipe of its own.
+    assert [run.candidate for run in spec.sweep_runs()] == ["paper", "lr0.0001"]
+    assert not list(spec.glue_runs({}))
+    runs = list(spec.glue_runs({("b", "rte", None): "paper"}))
+    assert [(run.recipe, run.candidate, run.seed) for run in runs] == [
+        ("tuned", "paper", 1),
+        ("tuned", "paper", 2),
+    ]
+    both = ExperimentSpec(**settings)
+    assert len(list(both.glue_runs({("b", "rte", None): "paper"}))) == 4
+    del settings["sweep"]
+    with pytest.raises(ConfigurationError, match="needs a sweep"):
+        ExperimentSpec(**settings, run_fixed_recipes=False)
+
+
 def test_table_marks_cells_with_fewer_seeds_and_gains_over_none():
     def row(variant, seed, accuracy):
         return {
@@ -751,7 +770,8 @@ def test_the_strategies_spec_describes_its_grid(tmp_path):
         cpu.recipes,
         cpu.injection_overrides,
     )
-    runs = list(spec.glue_runs({}))
+    assert not list(spec.glue_runs({}))  # recipe "tuned" alone, once the sweep has chosen
+    runs = list(spec.glue_runs({key: "lr0.0002" for key in spec.tuned_keys()}))
     # Per variant and seed: 3 cross + 3 rows of one multitask run x 3 schedules + Siamese softmax
     # on MRPC and STS-B, cosine MSE on STS-B and MNR on MRPC.
     assert len(runs) == 2 * 3 * (3 + 3 * 3 + 2 + 1 + 1)
@@ -764,7 +784,7 @@ def test_the_adapters_spec_describes_its_grid(tmp_path):
     spec = ExperimentSpec.from_file(str(path), str(tmp_path))
     assert spec.tasks == ["mrpc", "stsb", "rte", "sst2"] and spec.variants == ["none", "tft"]
     assert spec.train_sizes == [1000] and spec.seeds == [1, 2, 3]
-    runs = list(spec.glue_runs({}))
+    runs = list(spec.glue_runs({key: "lr0.0002" for key in spec.tuned_keys()}))
     # Every strategy applies to every task: 4 tasks x 5 strategies x 2 variants x 3 seeds.
     assert len(runs) == len({run.directory for run in runs}) == 4 * 5 * 2 * 3
     adapters = [run for run in runs if run.strategy == "adapters_three_shared"]
@@ -860,9 +880,11 @@ def test_the_claims_specs_describe_their_grids(tmp_path):
         "tft_iseed2",
         "tft_simple_iseed2",
     ]
-    runs = list(size.glue_runs({}))
-    # MiniLM: 5 variants, MPNet: 1; 3 tasks, 3 seeds, 2 recipes (paper; tuned once chosen).
+    assert not list(size.glue_runs({}))  # recipe "tuned" alone, once chosen
+    runs = list(size.glue_runs({key: "paper" for key in size.tuned_keys()}))
+    # MiniLM: 5 variants, MPNet: 1; 3 tasks, 3 seeds; the sweep on both bases.
     assert len(runs) == (5 + 1) * 3 * 3
+    assert {run.base for run in size.sweep_runs()} == {"minilm", "mpnet"}
     distant = ExperimentSpec.from_file(str(root / "claims_distant_cpu.jsonnet"), str(tmp_path))
     assert distant.tasks == ["sst2", "cola"] and distant.train_sizes == [1000, 5000]
     downstream = ExperimentSpec.from_file(
@@ -872,7 +894,8 @@ def test_the_claims_specs_describe_their_grids(tmp_path):
     assert list(corpora) == ["tft", "tft_old_aligner"] and len(set(corpora.values())) == 2
     ablations = ExperimentSpec.from_file(str(root / "claims_ablations_cpu.jsonnet"), str(tmp_path))
     assert len(list(ablations.injection_runs())) == 4
-    assert len(list(ablations.glue_runs({}))) == 5 * 2 * 3
+    chosen = {key: "paper" for key in ablations.tuned_keys()}
+    assert len(list(ablations.glue_runs(chosen))) == 5 * 2 * 3
 
 
 def test_a_custom_variant_injects_its_own_corpus_with_its_own_overrides():

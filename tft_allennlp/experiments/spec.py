@@ -281,6 +281,10 @@ class ExperimentSpec:
         task's `combined_score`, or its only metric) becomes recipe "tuned" for that base, task
         and training size, and all variants then run with it. Empty: no tuned recipe.
     sweep_seeds : `List[int]`, optional (default = the first of `seeds`)
+    run_fixed_recipes : `bool`, optional (default = `True`)
+        False: the grid runs the tuned recipe alone, and `recipes` are only candidates of the
+        sweep (which must then be given). A grid of many strategies or variants so halves its
+        CPU time when only the tuned recipe is to be reported.
     glue_overrides : `Dict[str, Any]`, optional
         Overrides for every GLUE run (e.g. `{"trainer.num_epochs": 2}` to save CPU time).
     paraphrase_corpus : `str`, optional
@@ -333,6 +337,7 @@ class ExperimentSpec:
     recipes: Dict[str, Dict[str, Any]] = field(default_factory=lambda: {"paper": {}})
     sweep: Dict[str, List[Any]] = field(default_factory=dict)
     sweep_seeds: Optional[List[int]] = None
+    run_fixed_recipes: bool = True
     glue_overrides: Dict[str, Any] = field(default_factory=dict)
     paraphrase_corpus: Optional[str] = None
     injection_overrides: Dict[str, Any] = field(default_factory=dict)
@@ -392,6 +397,8 @@ class ExperimentSpec:
             raise ConfigurationError(
                 "base_models, seeds, recipes and train_sizes must not be empty."
             )
+        if not self.run_fixed_recipes and not self.sweep:
+            raise ConfigurationError("run_fixed_recipes false needs a sweep (recipe 'tuned').")
         if any(not isinstance(values, list) or not values for values in self.sweep.values()):
             raise ConfigurationError("Every sweep key needs a non-empty list of values.")
         clashes = set(self.recipes) & ({TUNED} | set(self.sweep_points()))
@@ -546,7 +553,8 @@ class ExperimentSpec:
         candidate is a run of its own (reported for the tasks that chose it).
         """
         choices = choices or {}
-        recipes = ([TUNED] if self.sweep else []) + list(self.recipes)
+        fixed = list(self.recipes) if self.run_fixed_recipes else []
+        recipes = ([TUNED] if self.sweep else []) + fixed
         grid = itertools.product(
             recipes, self.seeds, self.tasks, self.train_sizes, self.base_models
         )
