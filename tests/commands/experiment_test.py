@@ -401,6 +401,36 @@ def test_plot_marks_points_with_fewer_seeds(tmp_path, monkeypatch):
     assert (tmp_path / "scores.png").stat().st_size > 0
 
 
+def test_plot_gives_each_strategy_a_slot(tmp_path, monkeypatch):
+    from matplotlib.axes import Axes
+
+    def row(variant, strategy, seed, f1):
+        return {
+            **dict(base="b", variant=variant, recipe="paper", candidate="paper", task="mrpc"),
+            **dict(train_size="1000", seed=seed, accuracy=0.5, f1=f1, directory="d"),
+            "strategy": strategy,
+        }
+
+    marks, ticks = [], []
+    monkeypatch.setattr(Axes, "annotate", lambda axis, text, xy, **kwargs: marks.append((text, xy)))
+    original = Axes.set_xticks
+    monkeypatch.setattr(
+        Axes,
+        "set_xticks",
+        lambda axis, positions, labels=None, **kwargs: (
+            ticks.append((list(positions), labels)) or original(axis, positions, labels, **kwargs)
+        ),
+    )
+    rows = [row("none", "cross", 1, 0.8), row("none", "cross", 2, 0.9)]
+    rows += [row("tft", "cross", 1, 0.8), row("tft", "cross", 2, 0.8)]
+    rows += [row("none", "siamese_mnr", 1, 0.7), row("none", "siamese_mnr", 2, 0.7)]
+    rows += [row("tft", "siamese_mnr", 1, 0.6)]
+    plot(rows, str(tmp_path / "scores.png"))
+    # Slot 0: cross, slot 1: siamese_mnr; tft is dodged right by 0.04; its MNR point lacks a seed.
+    assert ticks == [([0, 1], ["cross", "siamese_mnr"])]
+    assert marks == [("n=1", (1.04, 60.0))]
+
+
 def test_two_processes_on_one_grid_never_run_a_run_twice(tmp_path, tiny_bert):
     """Two unsharded `--jobs 2` processes on the same grid share it out through the run locks."""
     spec = {

@@ -220,10 +220,11 @@ def sweep_table(rows: List[Dict[str, Any]], selection: Dict[str, str]) -> str:
 
 def plot(rows: List[Dict[str, Any]], path: str) -> None:
     """
-    Score vs training size, one panel per task (its first GLUE metric), one line per base and
-    variant with the standard deviation over seeds as error bars; one row of panels per recipe,
-    titled with the candidate a tuned recipe stands for. A point averaged over fewer seeds
-    than the grid has is marked `n=k`.
+    Score per training size, one panel per task (its first GLUE metric), one series per base
+    and variant with the standard deviation over seeds as error bars; one row of panels per
+    recipe, titled with the candidate a tuned recipe stands for. With several strategies each
+    size has one slot per strategy that ran on the task, and the series are points, not lines.
+    A point averaged over fewer seeds than the grid has is marked `n=k`.
     """
     import matplotlib
 
@@ -236,33 +237,45 @@ def plot(rows: List[Dict[str, Any]], path: str) -> None:
     tasks = sorted({row["task"] for row in rows})
     sizes = sorted({row["train_size"] for row in rows}, key=_size_order)
     recipes = list(dict.fromkeys(row["recipe"] for row in rows))
+    strategies = list(dict.fromkeys(row["strategy"] for row in rows))
+    several_strategies = len(strategies) > 1
+    width = max(4.5, 1.0 + 0.7 * len(strategies) * len(sizes)) if several_strategies else 4.5
+    height = 4.2 if several_strategies else 3.6
     figure, axes = plt.subplots(
-        len(recipes), len(tasks), figsize=(4.5 * len(tasks), 3.6 * len(recipes)), squeeze=False
+        len(recipes), len(tasks), figsize=(width * len(tasks), height * len(recipes)), squeeze=False
     )
-    lines = list(dict.fromkeys((row["base"], row["strategy"], row["variant"]) for row in rows))
-    several_bases = len({base for base, _, _ in lines}) > 1
-    several_strategies = len({strategy for _, strategy, _ in lines}) > 1
+    series = list(dict.fromkeys((row["base"], row["variant"]) for row in rows))
+    several_bases = len({base for base, _ in series}) > 1
     for r, recipe in enumerate(recipes):
         for t, task in enumerate(tasks):
             axis, metric = axes[r][t], GLUE_TASKS[task].metrics[0]
             if task in ("mrpc", "qqp"):
                 metric = "f1"
-            for number, (base, strategy, variant) in enumerate(lines):
-                # Lines are dodged sideways so that their error bars do not hide each other.
-                dodge = 0.08 * (number - (len(lines) - 1) / 2)
+            ran = {key[2] for key in groups if key[3:5] == (recipe, task)}
+            slots = [
+                (size, strategy) for size in sizes for strategy in strategies if strategy in ran
+            ]
+            for number, (base, variant) in enumerate(series):
+                # Series are dodged sideways so that their error bars do not hide each other.
+                dodge = 0.08 * (number - (len(series) - 1) / 2)
                 points = []
-                for x, size in enumerate(sizes):
+                for x, (size, strategy) in enumerate(slots):
                     key = (base, variant, strategy, recipe, task, size)
                     values = groups.get(key, {}).get(metric)
                     if values:
                         points.append((x + dodge, *_mean_std(values), len(values)))
                 if points:
                     xs, means, stds, counts = zip(*points)
-                    label = " ".join(
-                        [*([base] if several_bases else []), variant]
-                        + ([strategy] if several_strategies else [])
+                    label = " ".join([*([base] if several_bases else []), variant])
+                    axis.errorbar(
+                        xs,
+                        means,
+                        yerr=stds,
+                        marker="o",
+                        capsize=4,
+                        label=label,
+                        linestyle="none" if several_strategies else "-",
                     )
-                    axis.errorbar(xs, means, yerr=stds, marker="o", capsize=4, label=label)
                     for x, mean, count in zip(xs, means, counts):
                         if count < len(seeds):  # as the table's [n=k]: fewer seeds finished
                             axis.annotate(
@@ -272,9 +285,19 @@ def plot(rows: List[Dict[str, Any]], path: str) -> None:
                                 textcoords="offset points",
                                 fontsize=7,
                             )
-            axis.set_xticks(range(len(sizes)), sizes)
-            axis.set_xlim(-0.5, len(sizes) - 0.5)
-            axis.set_xlabel("training examples")
+            if several_strategies:
+                ticks = [
+                    strategy if len(sizes) == 1 else f"{strategy}\nn={size}"
+                    for size, strategy in slots
+                ]
+                axis.set_xticks(range(len(slots)), ticks, rotation=30, ha="right", fontsize=8)
+                axis.set_xlabel(
+                    f"strategy ({sizes[0]} training examples)" if len(sizes) == 1 else ""
+                )
+            else:
+                axis.set_xticks(range(len(slots)), sizes)
+                axis.set_xlabel("training examples")
+            axis.set_xlim(-0.5, len(slots) - 0.5)
             axis.set_ylabel(f"dev {METRIC_NAMES[metric]} (%)")
             candidates = sorted(
                 {row["candidate"] for row in rows if (row["recipe"], row["task"]) == (recipe, task)}
