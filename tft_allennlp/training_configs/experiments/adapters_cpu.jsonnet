@@ -4,7 +4,7 @@
 // mu = 1), each on the base model and on its `tft` injection, on MRPC, STS-B, RTE and SST-2 with
 // 1k training examples (the same subsample per seed for every strategy) and seeds 1-3. The
 // table shows each run's trained parameters.
-// Recipes: the paper's, and "tuned": the best on dev of the paper's and lr 1e-4 / 2e-4 for the
+// Recipe "tuned" alone: the best on dev of the paper's and lr 1e-4 / 2e-4 for the
 // base cross-encoder without injection; SMART uses it unchanged, the adapters keep their lr.
 //
 // Cut to fit 2 CPU cores, as minilm_glue_cpu.jsonnet: 2 fine-tuning epochs instead of 4 for every

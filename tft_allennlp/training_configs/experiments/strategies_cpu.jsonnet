@@ -5,7 +5,7 @@
 // (the same subsample per seed for every strategy, and for every task of a multitask run) and
 // seeds 1-3. Siamese strategies skip the tasks they do not apply to: SST-2 (single sentences)
 // for all of them, MRPC for siamese_cosine_mse and STS-B for siamese_mnr.
-// Recipes: the paper's, and "tuned": the best on dev of the paper's and lr 1e-4 / 2e-4 for the
+// Recipe "tuned" alone: the best on dev of the paper's and lr 1e-4 / 2e-4 for the
 // base cross-encoder without injection, applied unchanged to every strategy and variant.
 //
 // Cut to fit 2 CPU cores, as minilm_glue_cpu.jsonnet:
