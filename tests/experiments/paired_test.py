@@ -4,6 +4,7 @@ import math
 import pytest
 
 from tft_allennlp.experiments.paired import (
+    customised_variant,
     format_difference,
     other_injection_seed,
     paired_difference,
@@ -121,3 +122,25 @@ def test_a_second_injection_seed_is_compared_with_the_first():
     cell = "+2.0 ± 1.0 (p 0.07)"
     assert table[4] == f"| b | paper | 1000 | cross | tft_iseed2 | {cell} | {cell} |"
     assert len([line for line in table if line.startswith("| b ")]) == 1
+
+
+def test_a_custom_variant_is_compared_with_the_variant_it_customises():
+    rows = (
+        rows_of("tft", "cross", {1: 0.81, 2: 0.72, 3: 0.78})
+        + rows_of("tft_old", "cross", {1: 0.82, 2: 0.74, 3: 0.81})
+        + rows_of("tft_old_iseed2", "cross", {1: 0.80, 2: 0.70})
+        + rows_of("tft_iseed2", "cross", {1: 0.82, 2: 0.72})
+    )
+    reference = customised_variant({"tft_old": {"variant": "tft"}})
+    assert [reference(v) for v in ("tft_old", "tft_old_iseed2", "tft", "none")] == [
+        "tft",
+        "tft_iseed2",
+        None,
+        None,
+    ]
+    table = paired_table(rows, "variant", reference, title="custom").splitlines()
+    # tft_old - tft: 1, 2, 3 points; tft_old_iseed2 - tft_iseed2: -2 and -2 points.
+    cell = "+2.0 ± 1.0 (p 0.07)"
+    assert table[4] == f"| b | paper | 1000 | cross | tft_old | {cell} | {cell} |"
+    cell = "-2.0 ± 0.0 (p 0.00) * [n=2]"
+    assert table[5] == f"| b | paper | 1000 | cross | tft_old_iseed2 | {cell} | {cell} |"

@@ -17,6 +17,7 @@ from allennlp.commands.subcommand import Subcommand
 from tft_allennlp.commands.arguments import positive_float, positive_int
 from tft_allennlp.experiments import ExperimentRunner, ExperimentSpec, collect_results
 from tft_allennlp.experiments.paired import (
+    customised_variant,
     other_injection_seed,
     paired_table,
     write_paired_csv,
@@ -125,12 +126,18 @@ def write_outputs(spec: ExperimentSpec) -> List[str]:
     names = ("runs.csv", "results.md", "scores.png", "paired.csv")
     paths = [os.path.join(spec.output_dir, name) for name in names]
     # Injection variants against the base without injection, strategies against the
-    # cross-encoder, a variant injected with another seed against its first seed: each at
-    # equal other coordinates, paired by fine-tuning seed.
+    # cross-encoder, a variant injected with another seed against its first seed, a custom
+    # variant against the variant it customises: each at equal other coordinates, paired by
+    # fine-tuning seed.
     comparisons = [
         ("variant", "none", None),
         ("strategy", CROSS, None),
         ("variant", other_injection_seed, "another injection seed - the first"),
+        (
+            "variant",
+            customised_variant(spec.custom_variants),
+            "custom variant - the variant it customises",
+        ),
     ]
     with tempfile.TemporaryDirectory(dir=spec.output_dir) as scratch:
         drafts = [os.path.join(scratch, os.path.basename(path)) for path in paths]

@@ -17,7 +17,7 @@ from scipy import stats
 
 from tft_allennlp.common.glue_tasks import GLUE_TASKS
 from tft_allennlp.experiments.report import METRIC_NAMES, _with_strategy
-from tft_allennlp.experiments.spec import split_variant
+from tft_allennlp.experiments.spec import SEEDED, split_variant
 
 # The coordinates of a run besides the compared factor and the seed.
 COORDINATES = ("base", "variant", "strategy", "recipe", "task", "train_size")
@@ -180,6 +180,20 @@ def other_injection_seed(variant: str) -> Optional[str]:
     """The reference of a variant injected with another seed (`tft_iseed2`): `tft`."""
     name, seed = split_variant(variant)
     return name if seed is not None else None
+
+
+def customised_variant(custom_variants: Mapping[str, Mapping[str, Any]]) -> Callable:
+    """The reference of a custom variant (`tft_old_aligner`, see `ExperimentSpec`): the
+    variant it customises (`tft`), so that the change it makes is paired on its own."""
+
+    def reference(variant: str) -> Optional[str]:
+        name, seed = split_variant(variant)
+        custom = custom_variants.get(name)
+        if custom is None:
+            return None
+        return custom["variant"] + (f"{SEEDED}{seed}" if seed is not None else "")
+
+    return reference
 
 
 def write_paired_csv(
