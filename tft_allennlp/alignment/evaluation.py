@@ -236,35 +236,36 @@ def evaluate_word_alignment(
                 counts["sure_different_covered"] += covered
                 counts["sure_different_exact_covered"] += covered_exactly
     different = counts["pairs"] - counts["identical"]
-    different_consistent = counts["consistent"] - counts["identical_consistent"]
-    different_exact = counts["exact"] - counts["identical_exact"]
-    exact_scores = {}
-    if content is not None:
-        exact_scores = {
-            "exact_precision": _ratio(counts["exact"], counts["pairs"]),
-            "exact_precision_non_identical": _ratio(different_exact, different),
-            "exact_recall": _ratio(counts["sure_exact_covered"], counts["sure"]),
-            "exact_recall_non_identical": _ratio(
-                counts["sure_different_exact_covered"], counts["sure_different"]
-            ),
-            "non_identical_exact": float(different_exact),
-        }
-    return {
+    scores = {
         "word_precision": _ratio(counts["links_in_possible"], counts["links"]),
         "word_recall": _ratio(counts["links_in_sure"], counts["sure"]),
         "word_aer": 1.0
         - _ratio(
             counts["links_in_sure"] + counts["links_in_possible"], counts["links"] + counts["sure"]
         ),
-        "phrase_precision": _ratio(counts["consistent"], counts["pairs"]),
-        "phrase_precision_identical": _ratio(counts["identical_consistent"], counts["identical"]),
-        "phrase_precision_non_identical": _ratio(different_consistent, different),
-        "phrase_recall": _ratio(counts["sure_covered"], counts["sure"]),
-        "phrase_recall_non_identical": _ratio(
-            counts["sure_different_covered"], counts["sure_different"]
-        ),
+        **_pair_scores(counts, "phrase", "consistent", "covered"),
         **{key: float(value) for key, value in counts.items()},
         "non_identical": float(different),
-        "non_identical_consistent": float(different_consistent),
-        **exact_scores,
+        "non_identical_consistent": float(counts["consistent"] - counts["identical_consistent"]),
+    }
+    if content is not None:
+        scores.update(_pair_scores(counts, "exact", "exact", "exact_covered"))
+        scores["non_identical_exact"] = float(counts["exact"] - counts["identical_exact"])
+    return scores
+
+
+def _pair_scores(counts: Dict[str, int], name: str, kept: str, covered: str) -> Dict[str, float]:
+    """Precision (all, identical, non-identical pairs) and recall (all sure links, those between
+    different words) of the pairs counted as `kept` ("consistent" or "exact")."""
+    different = counts["pairs"] - counts["identical"]
+    return {
+        f"{name}_precision": _ratio(counts[kept], counts["pairs"]),
+        f"{name}_precision_identical": _ratio(counts[f"identical_{kept}"], counts["identical"]),
+        f"{name}_precision_non_identical": _ratio(
+            counts[kept] - counts[f"identical_{kept}"], different
+        ),
+        f"{name}_recall": _ratio(counts[f"sure_{covered}"], counts["sure"]),
+        f"{name}_recall_non_identical": _ratio(
+            counts[f"sure_different_{covered}"], counts["sure_different"]
+        ),
     }
