@@ -101,3 +101,19 @@ def test_a_failure_midway_leaves_the_earlier_submission_whole(archives, tmp_path
             [archives["stsb"], archives["mrpc"], archives["mrpc"]], str(out), str(GLUE)
         )
     assert {name: (out / name).read_bytes() for name in os.listdir(out)} == before
+
+
+def test_a_smart_wrapped_model_predicts_its_task(tmp_path, tiny_bert):
+    train_model_from_file(
+        CONFIGS_ROOT / "smart/mrpc.jsonnet",
+        tmp_path / "smart",
+        overrides=json.dumps({"trainer.num_epochs": 1}),
+    )
+    archive = str(tmp_path / "smart" / "model.tar.gz")
+    assert write_submission([archive], str(tmp_path / "out"), str(GLUE)) == {"MRPC.tsv": 3}
+    predictor = Predictor.from_path(archive)
+    test = read_tsv(GLUE / "MRPC/test.tsv")
+    labels = [
+        predictor.predict_json({"sentence1": r[3], "sentence2": r[4]})["label"] for r in test[1:]
+    ]
+    assert [row[1] for row in read_tsv(tmp_path / "out" / "MRPC.tsv")[1:]] == labels

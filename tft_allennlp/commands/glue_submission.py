@@ -8,12 +8,13 @@ import logging
 import os
 import sys
 import zipfile
-from typing import Any, Dict, Iterable, List, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 import torch
 from allennlp.commands.subcommand import Subcommand
 from allennlp.common.checks import ConfigurationError
 from allennlp.common.util import lazy_groups_of
+from allennlp.models import Model
 from allennlp.models.archival import Archive
 
 from tft_allennlp.commands.arguments import positive_int
@@ -115,9 +116,12 @@ def write_submission(
     try:
         for archive_file in archives:
             archive = load_model_archive(archive_file, cuda_device=cuda_device)
-            task = getattr(archive.model, "_task", None)
+            task = _task_of(archive.model)
             if task is None or task.name not in SUBMISSION_FILES:
-                raise ConfigurationError(f"{archive_file}: not a tft_glue_classifier archive.")
+                raise ConfigurationError(
+                    f"{archive_file}: not a GLUE task model (tft_glue_classifier or "
+                    "tft_siamese_pair_classifier, or one of them wrapped by tft_smart)."
+                )
             for name, test_file, hub_split in SUBMISSION_FILES[task.name]:
                 if name in written:
                     raise ConfigurationError(f"Two archives for {name}.")
@@ -147,10 +151,15 @@ def write_submission(
     return written
 
 
+def _task_of(model: Model) -> Optional[GlueTask]:
+    """The GLUE task of a model of the plugin, also inside a SMART wrapper; None for others."""
+    return getattr(getattr(model, "inner_model", model), "task", None)
+
+
 def predict(archive: Archive, source: str, batch_size: int) -> List[Tuple[str, str]]:
     """(example index, prediction) for every row of `source`, in its order."""
     reader, model = archive.validation_dataset_reader, archive.model
-    task = model._task
+    task = _task_of(model)
     model.eval()
     predictions: List[Tuple[str, str]] = []
     with torch.no_grad():

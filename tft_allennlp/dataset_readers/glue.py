@@ -115,6 +115,11 @@ class GlueTsvReader(DatasetReader):
         self._lenient = lenient
         self._num_truncated = 0
 
+    @property
+    def task(self) -> GlueTask:
+        """The GLUE task this reader is for."""
+        return self._task
+
     def _read(self, file_path: str) -> Iterable[Instance]:
         problems = InputProblems(file_path, self._lenient)
         rows: Iterator[GlueRow] = problems.counted(glue_rows(file_path, self._task, problems))

@@ -88,6 +88,11 @@ class SiamesePairClassifier(Model):
         if initializer is not None:
             initializer(self)
 
+    @property
+    def task(self) -> GlueTask:
+        """The GLUE task this model is for."""
+        return self._task
+
     def forward(  # type: ignore
         self,
         tokens1: TextFieldTensors,

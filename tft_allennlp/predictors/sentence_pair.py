@@ -78,7 +78,7 @@ class SentencePairPredictor(LineCheckingPredictor):
             request.reject("expected 'sentence1' and 'sentence2', or 'sentence'")
         sentence1 = request.text("sentence1" if "sentence1" in request else "sentence")
         sentence2 = request.text("sentence2") if "sentence2" in request else None
-        task = self._dataset_reader._task  # type: ignore
+        task = self._dataset_reader.task  # type: ignore
         if task.is_pair != (sentence2 is not None):
             request.reject(
                 f"task {task.name} takes two sentences: 'sentence2' is missing"
