@@ -721,6 +721,7 @@ def test_a_grid_of_strategies_runs_and_reports_each_task_under_each_strategy(tmp
         recipes={"paper": {"trainer.optimizer.lr": 1e-3}},
         glue_overrides={"trainer.num_epochs": 1},
         keep_weights=False,
+        strategy_overrides={"adapters_houlsby": {"trainer.num_epochs": 2}},
     )
     statuses = run_experiment(spec)
     # One multitask run serves both tasks: 2 cross-encoders + 1 multitask + 2 Siamese + 2 with
@@ -751,12 +752,20 @@ def test_a_grid_of_strategies_runs_and_reports_each_task_under_each_strategy(tmp
     assert siamese["model"]["type"] == "tft_siamese_pair_classifier"
     assert siamese["dataset_reader"]["train_size"] == 8
     # The recipe's lr, except for the adapters, which keep theirs; only they freeze the encoder.
-    lrs, trained = {}, {}
+    # The spec gives the adapters 2 epochs, every other strategy 1.
+    lrs, trained, epochs = {}, {}, {}
     for row in rows[:4]:
         directory = os.path.join(spec.output_dir, row["directory"])
         config = json.loads(open(os.path.join(directory, "config.json")).read())
         lrs[row["strategy"]] = config["trainer"]["optimizer"]["lr"]
         trained[row["strategy"]] = row["trainable_parameters"]
+        epochs[row["strategy"]] = config["trainer"]["num_epochs"]
+    assert epochs == {
+        "cross": 1,
+        "multitask_shuffled": 1,
+        "siamese_softmax": 1,
+        "adapters_houlsby": 2,
+    }
     assert lrs == {
         "cross": 1e-3,
         "multitask_shuffled": 1e-3,
@@ -784,6 +793,17 @@ def test_a_grid_of_strategies_runs_and_reports_each_task_under_each_strategy(tmp
     for strategy in ("cross", "multitask_shuffled", "siamese_softmax", "adapters_houlsby"):
         (line,) = [line for line in table if line.startswith(f"| 8 | {strategy} | none |")]
         assert "" not in [cell.strip() for cell in line.split("|")[4:-1]]
+
+
+def test_strategy_overrides_name_strategies_of_the_grid(tmp_path):
+    with pytest.raises(ConfigurationError, match=r"does not run: \['smart'\]"):
+        ExperimentSpec(
+            output_dir=str(tmp_path),
+            base_models={"b": "m"},
+            tasks=["rte"],
+            glue_dir="g",
+            strategy_overrides={"smart": {"trainer.num_epochs": 3}},
+        )
 
 
 def test_the_strategies_spec_describes_its_grid(tmp_path):

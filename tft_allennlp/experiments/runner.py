@@ -50,7 +50,7 @@ from tft_allennlp.experiments.spec import (
     InjectionRun,
     TunedKey,
     size_name,
-    strategy_overrides,
+    wrapped_overrides,
 )
 
 logger = logging.getLogger(__name__)
@@ -402,7 +402,8 @@ class ExperimentRunner:
         overrides["dataset_reader.train_size"] = run.train_size
         overrides.update(spec.glue_overrides)
         overrides.update(spec.candidates()[run.candidate])
-        overrides.update(strategy_overrides(run.strategy))
+        overrides.update(wrapped_overrides(run.strategy))
+        overrides.update(spec.strategy_overrides.get(run.strategy, {}))
         if run.is_multitask:
             overrides = multitask_overrides(overrides, run.tasks)
         overrides = {**seed_overrides(run.seed), **overrides}

@@ -132,7 +132,7 @@ wrap(import '{CONFIGS_ROOT}/glue/{task}.jsonnet'{extra})
 """
 
 
-def strategy_overrides(strategy: str) -> Dict[str, Any]:
+def wrapped_overrides(strategy: str) -> Dict[str, Any]:
     """Overrides of a strategy that win over the recipe's (see `WRAPPED`)."""
     return WRAPPED[strategy][2] if strategy in WRAPPED else {}
 
@@ -323,6 +323,11 @@ class ExperimentSpec:
         points apply to every strategy; in a multitask run, keys under `dataset_reader.` and
         `validation_dataset_reader.` apply to every task's reader, and `data_loader.batch_size`
         (`validation_data_loader.batch_size`) is the scheduler's batch size.
+    strategy_overrides : `Dict[str, Dict[str, Any]]`, optional
+        Strategy -> overrides of its runs that win over `glue_overrides`, the recipe and the
+        strategy's own, e.g. `{"adapters_houlsby": {"trainer.num_epochs": 10}}`: bottleneck
+        adapters train a few hundred thousand parameters and need more steps than full
+        fine-tuning. A `cross` entry also reaches the sweep, whose runs are cross-encoders.
     """
 
     output_dir: str
@@ -347,6 +352,7 @@ class ExperimentSpec:
     retries: int = 1
     keep_weights: bool = True
     strategies: List[str] = field(default_factory=lambda: [CROSS])
+    strategy_overrides: Dict[str, Dict[str, Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for task in self.tasks:
@@ -355,6 +361,11 @@ class ExperimentSpec:
         if unknown or not self.strategies:
             raise ConfigurationError(
                 f"Unknown strategies {unknown}; choose one or more of {list(STRATEGIES)}."
+            )
+        stray = sorted(set(self.strategy_overrides) - set(self.strategies))
+        if stray:
+            raise ConfigurationError(
+                f"strategy_overrides names strategies the grid does not run: {stray}."
             )
         label_sets = {GLUE_TASKS[task].labels for task in self.tasks} - {()}
         if any(s in MULTITASK for s in self.strategies) and len(label_sets) > 1:
