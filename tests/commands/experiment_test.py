@@ -839,6 +839,11 @@ def test_the_adapters_spec_describes_its_grid(tmp_path):
     assert len(runs) == len({run.directory for run in runs}) == 4 * 5 * 2 * 3
     adapters = [run for run in runs if run.strategy == "adapters_three_shared"]
     assert 'variant="three_shared"' in adapters[0].config_text
+    # The adapters train for 10 epochs, the cross-encoder and SMART for the grid's 2.
+    assert spec.strategy_overrides == {
+        name: {"trainer.num_epochs": 10}
+        for name in ("adapters_houlsby", "adapters_not_shared", "adapters_three_shared")
+    }
 
 
 def test_injection_seeds_are_variants_of_their_own():
