@@ -524,7 +524,8 @@ def test_report_only_rewrites_the_outputs_without_running_anything(experiment):
     output = experiment.output_dir
     table = open(os.path.join(output, "results.md")).read()
     attempts = open(os.path.join(output, "attempts.jsonl")).read()
-    for name in ("results.md", "runs.csv", "scores.png"):
+    spec = open(os.path.join(output, "spec.json")).read()
+    for name in ("results.md", "runs.csv", "scores.png", "spec.json"):
         os.remove(os.path.join(output, name))
     command = [
         sys.executable,
@@ -542,6 +543,7 @@ def test_report_only_rewrites_the_outputs_without_running_anything(experiment):
         os.path.join(output, "scores.png")
     )
     assert open(os.path.join(output, "attempts.jsonl")).read() == attempts
+    assert open(os.path.join(output, "spec.json")).read() == spec  # the spec reported with
 
 
 def test_metric_epoch_best_reports_the_best_epochs_scores(tmp_path):

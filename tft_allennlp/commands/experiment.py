@@ -115,9 +115,9 @@ def run_experiment(
 def write_outputs(spec: ExperimentSpec) -> List[str]:
     """
     Writes runs.csv, results.md (with the paired differences and the recipe sweep, if any),
-    scores.png and paired.csv from the finished runs of every shard; returns their paths. Each
-    file is replaced atomically, so shards that finish at the same time never leave a
-    half-written one.
+    scores.png and paired.csv from the finished runs of every shard, and spec.json, the spec
+    they were reported with; returns their paths. Each file is replaced atomically, so shards
+    that finish at the same time never leave a half-written one.
     """
     rows = collect_results(spec)
     if not rows:
@@ -158,6 +158,7 @@ def write_outputs(spec: ExperimentSpec) -> List[str]:
         write_paired_csv(rows, [(f, r) for f, r, _ in comparisons], drafts[3])
         for draft, path in zip(drafts, paths):
             os.replace(draft, path)
+    _write_atomically(os.path.join(spec.output_dir, "spec.json"), spec.dumps().encode())
     return paths
 
 
