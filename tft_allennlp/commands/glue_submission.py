@@ -21,6 +21,7 @@ from tft_allennlp.commands.arguments import positive_int
 from tft_allennlp.commands.export import load_model_archive
 from tft_allennlp.common.glue_tasks import GlueTask
 from tft_allennlp.dataset_readers.glue_rows import HUB_PREFIX
+from tft_allennlp.models.smart_regularized import unwrapped
 
 logger = logging.getLogger(__name__)
 
@@ -153,7 +154,7 @@ def write_submission(
 
 def _task_of(model: Model) -> Optional[GlueTask]:
     """The GLUE task of a model of the plugin, also inside a SMART wrapper; None for others."""
-    return getattr(getattr(model, "inner_model", model), "task", None)
+    return getattr(unwrapped(model), "task", None)
 
 
 def predict(archive: Archive, source: str, batch_size: int) -> List[Tuple[str, str]]:

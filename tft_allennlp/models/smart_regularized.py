@@ -507,6 +507,11 @@ def _evaluation_mode(module: torch.nn.Module) -> Iterator[None]:
             submodule.training = training
 
 
+def unwrapped(model: Model) -> Model:
+    """`model` itself, or the model that a `tft_smart` wrapper regularises."""
+    return model.inner_model if isinstance(model, SmartRegularizedModel) else model
+
+
 class _EmbeddingNoise:
     """
     The forward hook on the embedding layers: outside `adding` it changes nothing; inside, the

@@ -8,6 +8,7 @@ from allennlp.predictors.predictor import Predictor
 
 from tft_allennlp.common.input_problems import shown
 from tft_allennlp.models.siamese_pair_classifier import SiamesePairClassifier
+from tft_allennlp.models.smart_regularized import unwrapped
 from tft_allennlp.predictors.predictor_input import InputRecord, LineCheckingPredictor
 
 EMBEDDINGS = ("embedding1", "embedding2")
@@ -59,7 +60,7 @@ class SentencePairPredictor(LineCheckingPredictor):
     ) -> None:
         super().__init__(model, dataset_reader, frozen)
         # A wrapped model (`tft_smart`) is Siamese when the model it wraps is.
-        self._siamese = isinstance(getattr(model, "inner_model", model), SiamesePairClassifier)
+        self._siamese = isinstance(unwrapped(model), SiamesePairClassifier)
         if return_embeddings and not self._siamese:
             raise ConfigurationError(
                 "return_embeddings: only a Siamese model (tft_siamese_pair_classifier) gives "
