@@ -141,31 +141,21 @@ def consistent(pair: PhrasePair, sure: Set[Link], possible: Set[Link]) -> bool:
     return all(in_source(i) == in_target(j) for i, j in sure)
 
 
-def exact(
-    pair: PhrasePair,
-    sure: Set[Link],
-    possible: Set[Link],
-    content: Tuple[Sequence[bool], Sequence[bool]],
+def _content_linked_inside(
+    pair: PhrasePair, possible: Set[Link], content: Tuple[Sequence[bool], Sequence[bool]]
 ) -> bool:
-    """Consistent, and every content word of either span linked into the other span."""
-    if not consistent(pair, sure, possible):
-        return False
+    """Every content word of either span has a gold link into the other span."""
     (source_start, source_end), (target_start, target_end) = pair
-    inside = {
+    inside = [
         (i, j)
         for i, j in possible
         if source_start <= i <= source_end and target_start <= j <= target_end
-    }
+    ]
+    source_linked, target_linked = {i for i, _ in inside}, {j for _, j in inside}
     source_content, target_content = content
     return all(
-        any(i == k for k, _ in inside)
-        for i in range(source_start, source_end + 1)
-        if source_content[i]
-    ) and all(
-        any(j == k for _, k in inside)
-        for j in range(target_start, target_end + 1)
-        if target_content[j]
-    )
+        i in source_linked for i in range(source_start, source_end + 1) if source_content[i]
+    ) and all(j in target_linked for j in range(target_start, target_end + 1) if target_content[j])
 
 
 def _ratio(numerator: int, denominator: int) -> float:
@@ -219,7 +209,10 @@ def evaluate_word_alignment(
         good = [pair for pair in pairs if consistent(pair, gold.sure, gold.possible)]
         counts["pairs"] += len(pairs)
         counts["consistent"] += len(good)
-        strict = [pair for pair in good if words and exact(pair, gold.sure, gold.possible, words)]
+        # Exact pairs: the consistent ones whose content words are all linked inside.
+        strict = [
+            pair for pair in good if words and _content_linked_inside(pair, gold.possible, words)
+        ]
         counts["exact"] += len(strict)
         for pair in pairs:
             if is_identical(pair, gold.source, gold.target):
@@ -235,7 +228,6 @@ def evaluate_word_alignment(
                 counts["sure_different"] += 1
                 counts["sure_different_covered"] += covered
                 counts["sure_different_exact_covered"] += covered_exactly
-    different = counts["pairs"] - counts["identical"]
     scores = {
         "word_precision": _ratio(counts["links_in_possible"], counts["links"]),
         "word_recall": _ratio(counts["links_in_sure"], counts["sure"]),
@@ -245,7 +237,7 @@ def evaluate_word_alignment(
         ),
         **_pair_scores(counts, "phrase", "consistent", "covered"),
         **{key: float(value) for key, value in counts.items()},
-        "non_identical": float(different),
+        "non_identical": float(counts["pairs"] - counts["identical"]),
         "non_identical_consistent": float(counts["consistent"] - counts["identical_consistent"]),
     }
     if content is not None:
