@@ -125,6 +125,7 @@ def main() -> None:
         pairs = args.pairs[0]
         sources = {
             "lexical": {},
+            "lexical + WordNet synonyms": {"wordnet": "installed"},
             "embeddings, 1 sentence per pass": {"embeddings": args.embeddings},
             "embeddings, 32 sentences per pass": {"embeddings": args.embeddings},
         }

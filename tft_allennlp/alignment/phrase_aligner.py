@@ -15,7 +15,10 @@ The rules, in order (each is tested in `tests/alignment/phrase_aligner_test.py`)
    are too frequent to be evidence, and linking them across reordered phrases would make
    correct phrase pairs inconsistent). Candidates are content-word pairs with the same
    lower-cased form or the same lemma; they are taken greedily by evidence (form before lemma),
-   then by closeness of relative position, so repeated words link in order. With a similarity
+   then by closeness of relative position, so repeated words link in order. With a WordNet
+   database (`tft_allennlp.alignment.wordnet`), content words of one kind (no names or
+   numbers) that share a synset are candidates too, after form and lemma ("selected" /
+   "chosen", "child" / "kid"). With a similarity
    matrix (contextual embeddings), content words still unlinked are then linked when they are
    each other's most similar word and the cosine reaches `similarity_threshold`.
    With `content_checks`, a lemma link also needs the two words to be the same kind of word
@@ -51,7 +54,7 @@ Without `content_checks` and `tightest_spans` (rules 1-3 and 6 alone) this is th
 that the project used before issue 19, kept for comparison.
 """
 
-from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 import numpy
 
@@ -152,8 +155,11 @@ def link_words(
     similarity: Optional[numpy.ndarray] = None,
     similarity_threshold: float = 0.5,
     content_checks: bool = False,
+    synonyms: Optional[Callable[[str, str, str], bool]] = None,
 ) -> Set[Tuple[int, int]]:
-    """One-to-one word links (rule 2); `similarity` is a `(len(source), len(target))` matrix."""
+    """One-to-one word links (rule 2); `similarity` is a `(len(source), len(target))` matrix;
+    `synonyms(lemma, other_lemma, kind)` says whether two lemmas of a kind are synonyms
+    (`tft_allennlp.alignment.wordnet.WordNet.synonyms`)."""
 
     def same_kind(i: int, j: int) -> bool:
         """With `content_checks`, a lemma link needs the same kind of word ("headed" is no
@@ -186,6 +192,14 @@ def link_words(
                 evidence = 0  # "four" / "4"
             elif lemma == other_lemma and same_kind(i, j):
                 evidence = 1
+            elif (
+                synonyms is not None
+                and WORD_KINDS[tag] == WORD_KINDS[other_tag] != "number"
+                and tag not in FORM_ONLY_POS
+                and other_tag not in FORM_ONLY_POS
+                and synonyms(lemma, other_lemma, WORD_KINDS[tag])
+            ):
+                evidence = 2  # "selected" / "chosen"
             else:
                 continue
             distance = abs(i / source_length - j / target_length)
@@ -419,9 +433,10 @@ def align(
     similarity_threshold: float = 0.5,
     content_checks: bool = True,
     tightest_spans: bool = True,
+    synonyms: Optional[Callable[[str, str, str], bool]] = None,
 ) -> Dict:
     """The aligned-corpus record of one pair (`tft_allennlp.common.aligned_corpus`)."""
-    links = link_words(source, target, similarity, similarity_threshold, content_checks)
+    links = link_words(source, target, similarity, similarity_threshold, content_checks, synonyms)
     return corpus_record(
         source.words,
         target.words,

