@@ -925,6 +925,18 @@ def test_a_base_may_run_its_own_variants():
         tiny_strategy_spec("out", base_variants={"huge": ["none"]})
     with pytest.raises(ConfigurationError, match="tft_xl"):
         tiny_strategy_spec("out", base_variants={"b": ["tft_xl"]})
+    # The reference base of the cross-base comparison runs without injection.
+    assert (
+        tiny_strategy_spec(
+            "out", base_models={"small": "s", "large": "l"}, reference_base="large"
+        ).reference_base
+        == "large"
+    )
+    for bad in ({"reference_base": "huge"}, {"reference_base": "large", "variants": ["tft"]}):
+        with pytest.raises(ConfigurationError, match="that runs the variant 'none'"):
+            tiny_strategy_spec(
+                "out", base_models={"small": "s", "large": "l"}, paraphrase_corpus="c", **bad
+            )
 
 
 def test_the_claims_specs_describe_their_grids(tmp_path):
@@ -942,6 +954,7 @@ def test_the_claims_specs_describe_their_grids(tmp_path):
     # MiniLM: 5 variants, MPNet: 1; 3 tasks, 3 seeds; the sweep on both bases.
     assert len(runs) == (5 + 1) * 3 * 3
     assert {run.base for run in size.sweep_runs()} == {"minilm", "mpnet"}
+    assert size.reference_base == "mpnet"
     distant = ExperimentSpec.from_file(str(root / "claims_distant_cpu.jsonnet"), str(tmp_path))
     assert distant.tasks == ["sst2", "cola"] and distant.train_sizes == [1000, 5000]
     downstream = ExperimentSpec.from_file(

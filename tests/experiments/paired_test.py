@@ -55,10 +55,10 @@ def test_degenerate_differences():
     assert format_difference(equal, 2) == "+2.0 ± 0.0 (p 0.00) *"
 
 
-def rows_of(variant, strategy, scores):
+def rows_of(variant, strategy, scores, base="b"):
     return [
         {
-            "base": "b",
+            "base": base,
             "variant": variant,
             "strategy": strategy,
             "recipe": "paper",
@@ -96,7 +96,7 @@ def test_the_table_and_csv_pair_each_setting_with_its_reference(tmp_path):
     assert strategies[4] == f"| b | paper | 1000 | none | smart | {cell} | {cell} |"
     assert paired_table(rows_of("none", "cross", {1: 0.5}), "variant", "none") == ""
     path = tmp_path / "paired.csv"
-    write_paired_csv(rows, [("variant", "none"), ("strategy", "cross")], str(path))
+    write_paired_csv(rows, [("variant", "none", None), ("strategy", "cross", None)], str(path))
     written = list(csv.DictReader(open(path)))
     assert [(row["factor"], row["variant"], row["strategy"], row["metric"]) for row in written] == [
         ("variant", "tft", "cross", "pearson"),
@@ -107,6 +107,41 @@ def test_the_table_and_csv_pair_each_setting_with_its_reference(tmp_path):
     assert float(written[0]["mean"]) == pytest.approx(2.0)
     assert float(written[0]["ci95_low"]) == pytest.approx(-0.484138, abs=1e-5)
     assert written[2]["n"] == "2"
+
+
+def test_a_small_base_with_injection_is_compared_with_a_large_one_without(tmp_path):
+    rows = (
+        rows_of("none", "cross", {1: 0.80, 2: 0.70, 3: 0.75}, base="large")
+        + rows_of("none", "cross", {1: 0.78, 2: 0.70, 3: 0.70}, base="small")
+        + rows_of("tft", "cross", {1: 0.81, 2: 0.72, 3: 0.78}, base="small")
+    )
+    table = paired_table(rows, "variant", "none", title="vs large", reference_base="large")
+    lines = table.splitlines()
+    assert lines[0] == "### Paired differences: vs large"
+    # small none - large none: -2, 0, -5 points, mean -7/3, std sqrt(19/3) = 2.5166,
+    # t = -2.3333 / (2.5166 / sqrt(3)) = -1.6059 with 2 degrees of freedom:
+    # p = 1 - 1.6059 / sqrt(2 + 1.6059^2) = 0.2495.
+    cell = "-2.3 ± 2.5 (p 0.25)"
+    assert lines[4] == f"| small | paper | 1000 | cross | none | {cell} | {cell} |"
+    # small tft - large none: +1, +2, +3 points (the hand-computed case above).
+    cell = "+2.0 ± 1.0 (p 0.07)"
+    assert lines[5] == f"| small | paper | 1000 | cross | tft | {cell} | {cell} |"
+    assert len([line for line in lines if line.startswith("| ")]) == 3  # header and two rows
+    assert "variant minus `none` of large" in table
+    path = tmp_path / "paired.csv"
+    write_paired_csv(rows, [("variant", "none", None), ("variant", "none", "large")], str(path))
+    written = [
+        (row["base"], row["variant"], row["reference_base"], row["metric"], row["p_value"])
+        for row in csv.DictReader(open(path))
+        if row["metric"] == "pearson"
+    ]
+    assert [row[:3] for row in written] == [
+        ("small", "tft", "small"),
+        ("small", "none", "large"),
+        ("small", "tft", "large"),
+    ]
+    t = (7 / 3) / (math.sqrt(19 / 3) / math.sqrt(3))
+    assert float(written[1][4]) == pytest.approx(1 - t / math.sqrt(2 + t * t), abs=1e-9)
 
 
 def test_a_second_injection_seed_is_compared_with_the_first():

@@ -127,25 +127,31 @@ def write_outputs(spec: ExperimentSpec) -> List[str]:
     paths = [os.path.join(spec.output_dir, name) for name in names]
     # Injection variants against the base without injection, strategies against the
     # cross-encoder, a variant injected with another seed against its first seed, a custom
-    # variant against the variant it customises: each at equal other coordinates, paired by
-    # fine-tuning seed.
+    # variant against the variant it customises, and every base's variants against the
+    # reference base without injection: each at equal other coordinates, paired by
+    # fine-tuning seed. (factor, reference, title, reference base)
     comparisons = [
-        ("variant", "none", None),
-        ("strategy", CROSS, None),
-        ("variant", other_injection_seed, "another injection seed - the first"),
+        ("variant", "none", None, None),
+        ("strategy", CROSS, None, None),
+        ("variant", other_injection_seed, "another injection seed - the first", None),
         (
             "variant",
             customised_variant(spec.custom_variants),
             "custom variant - the variant it customises",
+            None,
         ),
     ]
+    if spec.reference_base is not None:
+        # Every base's variants against the reference base without injection.
+        title = f"each base's variants - {spec.reference_base} `none`"
+        comparisons.append(("variant", "none", title, spec.reference_base))
     with tempfile.TemporaryDirectory(dir=spec.output_dir) as scratch:
         drafts = [os.path.join(scratch, os.path.basename(path)) for path in paths]
         write_csv(rows, drafts[0])
         with open(drafts[1], "w") as handle:
             handle.write(markdown_table(rows))
-            for factor, reference, title in comparisons:
-                table = paired_table(rows, factor, reference, title=title)
+            for factor, reference, title, base in comparisons:
+                table = paired_table(rows, factor, reference, title=title, reference_base=base)
                 if table:
                     handle.write("\n" + table)
             sweep_rows = collect_results(spec, list(spec.sweep_runs()))
@@ -155,7 +161,7 @@ def write_outputs(spec: ExperimentSpec) -> List[str]:
                     + sweep_table(sweep_rows, {task: selection_metric(task) for task in spec.tasks})
                 )
         plot(rows, drafts[2])
-        write_paired_csv(rows, [(f, r) for f, r, _ in comparisons], drafts[3])
+        write_paired_csv(rows, [(f, r, base) for f, r, _, base in comparisons], drafts[3])
         for draft, path in zip(drafts, paths):
             os.replace(draft, path)
     _write_atomically(os.path.join(spec.output_dir, "spec.json"), spec.dumps().encode())

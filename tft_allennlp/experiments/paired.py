@@ -78,12 +78,18 @@ Reference = Union[str, Callable[[str], Optional[str]]]
 
 
 def paired_comparisons(
-    rows: List[Dict[str, Any]], factor: str, reference: Reference, confidence: float = 0.95
+    rows: List[Dict[str, Any]],
+    factor: str,
+    reference: Reference,
+    confidence: float = 0.95,
+    reference_base: Optional[str] = None,
 ) -> Iterator[Tuple[Dict[str, Any], str, PairedDifference]]:
     """
     Every level of `factor` ("variant" or "strategy") against its reference level at equal
     other coordinates, for each GLUE metric of the task, in percentage points: yields (the
-    treated row's coordinates, metric, difference).
+    treated row's coordinates, metric, difference). With `reference_base`, the reference is
+    that base's run at the reference level, for the runs of every base (a small model with
+    injection against a larger one without).
     """
     reference_of = reference if callable(reference) else lambda level: reference
     scores: Dict[Tuple, Dict[Any, Dict[str, float]]] = {}
@@ -91,11 +97,16 @@ def paired_comparisons(
         key = tuple(row[name] for name in COORDINATES)
         scores.setdefault(key, {})[row["seed"]] = row
     position = COORDINATES.index(factor)
+    base = COORDINATES.index("base")
     for key, by_seed in scores.items():
         level = reference_of(key[position])
-        if level is None or level == key[position]:
+        if level is None:
             continue
         control_key = key[:position] + (level,) + key[position + 1 :]
+        if reference_base is not None:
+            control_key = control_key[:base] + (reference_base,) + control_key[base + 1 :]
+        if control_key == key:
+            continue
         control = scores.get(control_key)
         if control is None:
             continue
@@ -128,12 +139,14 @@ def paired_table(
     reference: Reference,
     level: float = 0.05,
     title: Optional[str] = None,
+    reference_base: Optional[str] = None,
 ) -> str:
     """
     Markdown: a row per base, recipe, training size and compared setting, a column per task
-    metric; cells are the paired differences against `reference` (`format_difference`).
+    metric; cells are the paired differences against `reference` (`format_difference`), of
+    the same base or of `reference_base` (`paired_comparisons`).
     """
-    comparisons = list(paired_comparisons(rows, factor, reference, 1 - level))
+    comparisons = list(paired_comparisons(rows, factor, reference, 1 - level, reference_base))
     if not comparisons:
         return ""
     seeds = len({row["seed"] for row in rows})
@@ -152,6 +165,8 @@ def paired_table(
         + " |"
     )
     described = f"`{reference}`" if isinstance(reference, str) else "its reference"
+    if reference_base is not None:
+        described += f" of {reference_base}"
     lines = [
         f"### Paired differences: {title or f'{factor} - {described}'}",
         "",
@@ -197,24 +212,28 @@ def customised_variant(custom_variants: Mapping[str, Mapping[str, Any]]) -> Call
 
 
 def write_paired_csv(
-    rows: List[Dict[str, Any]], comparisons: List[Tuple[str, Reference]], path: str
+    rows: List[Dict[str, Any]],
+    comparisons: List[Tuple[str, Reference, Optional[str]]],
+    path: str,
 ) -> None:
     """
-    Every paired comparison of `comparisons` ((factor, reference)), one line per comparison
-    and metric, with the difference's n, mean, std, 95% interval and p-value; the reference
-    column names the level compared with.
+    Every paired comparison of `comparisons` ((factor, reference, reference base or None)),
+    one line per comparison and metric, with the difference's n, mean, std, 95% interval and
+    p-value; the reference columns name the level (and base) compared with.
     """
     with open(path, "w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(
-            [*COORDINATES, "factor", "reference", "metric", "n", "mean", "std", "ci95_low"]
-            + ["ci95_high", "p_value"]
+            [*COORDINATES, "factor", "reference", "reference_base", "metric", "n", "mean"]
+            + ["std", "ci95_low", "ci95_high", "p_value"]
         )
-        for factor, reference in comparisons:
+        for factor, reference, reference_base in comparisons:
             reference_of = reference if callable(reference) else lambda level: reference
-            for coordinates, metric, d in paired_comparisons(rows, factor, reference):
+            differences = paired_comparisons(rows, factor, reference, 0.95, reference_base)
+            for coordinates, metric, d in differences:
                 writer.writerow(
                     [coordinates[name] for name in COORDINATES]
-                    + [factor, reference_of(coordinates[factor]), metric, d.n, d.mean, d.std]
+                    + [factor, reference_of(coordinates[factor])]
+                    + [reference_base or coordinates["base"], metric, d.n, d.mean, d.std]
                     + [d.low, d.high, d.p_value]
                 )

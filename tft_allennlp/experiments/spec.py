@@ -268,6 +268,10 @@ class ExperimentSpec:
     base_variants : `Dict[str, List[str]]`, optional
         Variants for some bases instead of `variants`, e.g. `{"mpnet": ["none"]}` to fine-tune
         a larger model only as it is, as the reference a smaller injected one is compared with.
+    reference_base : `str`, optional
+        A base whose runs without injection every other base's variants are compared with,
+        paired by seed (the same subsample and fine-tuning seed), in the report's paired tables
+        and CSV: a small model with injection against a larger one without.
     train_sizes : `List[Optional[int]]`, optional (default = `[null]`)
         Training examples per run; `null` is the whole training file.
     seeds : `List[int]`, optional (default = `[1]`)
@@ -336,6 +340,7 @@ class ExperimentSpec:
     glue_dir: str
     variants: List[str] = field(default_factory=lambda: ["none", "tft"])
     base_variants: Dict[str, List[str]] = field(default_factory=dict)
+    reference_base: Optional[str] = None
     custom_variants: Dict[str, Dict[str, Any]] = field(default_factory=dict)
     train_sizes: List[Optional[int]] = field(default_factory=lambda: [None])
     seeds: List[int] = field(default_factory=lambda: [1])
@@ -376,6 +381,14 @@ class ExperimentSpec:
         unknown_bases = sorted(set(self.base_variants) - set(self.base_models))
         if unknown_bases:
             raise ConfigurationError(f"base_variants names unknown bases {unknown_bases}.")
+        if self.reference_base is not None and (
+            self.reference_base not in self.base_models
+            or "none" not in self.base_variants.get(self.reference_base, self.variants)
+        ):
+            raise ConfigurationError(
+                f"reference_base {self.reference_base!r} must be one of base_models "
+                f"{sorted(self.base_models)} that runs the variant 'none'."
+            )
         for name, custom in self.custom_variants.items():
             extra = sorted(set(custom) - {"variant", "paraphrase_corpus", "injection_overrides"})
             if (

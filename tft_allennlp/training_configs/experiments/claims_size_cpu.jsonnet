@@ -17,6 +17,8 @@ cpu {
   run_fixed_recipes: false,
   base_models: { minilm: std.extVar('TFT_MODEL'), mpnet: std.extVar('TFT_LARGE_MODEL') },
   base_variants: { mpnet: ['none'] },
+  // The report pairs every MiniLM variant with all-mpnet-base-v2 (same subsample and seed).
+  reference_base: 'mpnet',
   variants: ['none', 'tft', 'tft_simple'],
   injection_seeds: [1, 2],
   tasks: ['mrpc', 'stsb', 'rte'],
