@@ -18,9 +18,9 @@ The rules, in order (each is tested in `tests/alignment/phrase_aligner_test.py`)
    then by closeness of relative position, so repeated words link in order. With a WordNet
    database (`tft_allennlp.alignment.wordnet`), content words of one kind (no names or
    numbers) that share a synset are candidates too, after form and lemma ("selected" /
-   "chosen", "child" / "kid"). With a similarity
-   matrix (contextual embeddings), content words still unlinked are then linked when they are
-   each other's most similar word and the cosine reaches `similarity_threshold`.
+   "chosen", "child" / "kid"). With a similarity matrix (contextual embeddings), content
+   words still unlinked are then linked when they are each other's most similar word and the
+   cosine reaches `similarity_threshold`.
    With `content_checks`, a lemma link also needs the two words to be the same kind of word
    (noun or proper noun, verb, adjective, adverb, number), so that the verb "headed" never
    links to the noun "head"; and two numbers, or two proper nouns, link by their form only
@@ -194,9 +194,9 @@ def link_words(
                 evidence = 1
             elif (
                 synonyms is not None
-                and WORD_KINDS[tag] == WORD_KINDS[other_tag] != "number"
-                and tag not in FORM_ONLY_POS
+                and tag not in FORM_ONLY_POS  # names and numbers link by form only
                 and other_tag not in FORM_ONLY_POS
+                and WORD_KINDS[tag] == WORD_KINDS[other_tag]
                 and synonyms(lemma, other_lemma, WORD_KINDS[tag])
             ):
                 evidence = 2  # "selected" / "chosen"

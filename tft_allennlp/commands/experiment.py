@@ -142,7 +142,6 @@ def write_outputs(spec: ExperimentSpec) -> List[str]:
         ),
     ]
     if spec.reference_base is not None:
-        # Every base's variants against the reference base without injection.
         title = f"each base's variants - {spec.reference_base} `none`"
         comparisons.append(("variant", "none", title, spec.reference_base))
     with tempfile.TemporaryDirectory(dir=spec.output_dir) as scratch:

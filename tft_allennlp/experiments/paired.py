@@ -229,7 +229,7 @@ def write_paired_csv(
         )
         for factor, reference, reference_base in comparisons:
             reference_of = reference if callable(reference) else lambda level: reference
-            differences = paired_comparisons(rows, factor, reference, 0.95, reference_base)
+            differences = paired_comparisons(rows, factor, reference, reference_base=reference_base)
             for coordinates, metric, d in differences:
                 writer.writerow(
                     [coordinates[name] for name in COORDINATES]
