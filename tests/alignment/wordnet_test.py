@@ -1,8 +1,9 @@
 import pytest
+from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
 
 from tft_allennlp.alignment.phrase_aligner import ParsedSentence, link_words
-from tft_allennlp.alignment.phrase_aligners import SyntacticPhraseAligner
+from tft_allennlp.alignment.phrase_aligners import PhraseAligner, SyntacticPhraseAligner
 from tft_allennlp.alignment.pipeline import Aligner
 from tft_allennlp.alignment.wordnet import WordNet, wordnet_directory
 
@@ -85,6 +86,20 @@ def test_the_aligner_links_wordnet_synonyms_in_real_sentences():
     assert source.words[2] == "selected" and target.words[2] == "chose"
     assert [[2, 2], [2, 2]] not in plain.align(source, target)["alignments"]
     assert [[2, 2], [2, 2]] in with_wordnet.align(source, target)["alignments"]
+
+
+def test_the_aligner_from_a_config_links_by_the_database_it_names(database):
+    # As `tft-align --aligner '{"type": "tft_syntactic", "wordnet": DIR}'` builds it.
+    config = {"type": "tft_syntactic", "wordnet": database, "wordnet_senses": 1}
+    aligner = PhraseAligner.from_params(Params(config))
+    source = ParsedSentence(
+        ["selected", "kids"], ["select", "kid"], ["VERB", "NOUN"], [(0, 0), (1, 1)]
+    )
+    target = ParsedSentence(
+        ["chose", "child"], ["choose", "child"], ["VERB", "NOUN"], [(0, 0), (1, 1)]
+    )
+    # "select" / "choose" share their first sense; "kid" / "child" only kid's second.
+    assert aligner.align(source, target)["alignments"] == [[[0, 0], [0, 0]]]
 
 
 def test_wordnet_installed_without_the_package_is_a_clear_error(monkeypatch):
