@@ -1,18 +1,37 @@
 """
-Runs `allennlp train` in a child process, as a user does, on a config written out as JSON: the
-recovery and distributed tests need real processes (SIGKILL, gloo workers).
+Runs `allennlp` commands in child processes, as a user does: the recovery and distributed tests
+need real processes (SIGKILL, gloo workers), and so do the experiment harness's tests, whose
+shards share a grid and whose runs each get a process.
+
+A child is forked from the test process rather than started afresh: it runs the same `allennlp`
+entry point with the same arguments, but skips the ten-odd seconds a new interpreter spends
+importing torch, transformers and AllenNLP, which these tests would otherwise pay about forty
+times. What a fork inherits that a new process would not have is reset in the child: the working
+directory, AllenNLP's cache of loaded transformers, the test runner's log handlers and output
+capture, and the `__main__` module (so that AllenNLP's gloo workers, started with "spawn", import
+nothing of the test runner). The child computes on one CPU thread (see `_run_allennlp`); gloo
+workers, fresh interpreters, on torch's default.
 """
 
+import contextlib
 import json
+import logging
 import os
 import pathlib
 import subprocess
 import sys
-from typing import Any, Callable, Dict, Optional
+import tempfile
+import traceback
+import types
+from typing import IO, Any, Callable, Dict, List, Optional
 
-from allennlp.common import Params
+import pytest
+import torch
+from allennlp.commands import main
+from allennlp.common import Params, cached_transformers
 
 from tests import PROJECT_ROOT
+from tft_allennlp.experiments import runner
 
 
 def write_config(
@@ -31,10 +50,102 @@ def write_config(
 
 def allennlp_train(config: pathlib.Path, serialization_dir: pathlib.Path, *flags: str):
     """`allennlp train` from the project root (so the plugin file is found), output captured."""
-    command = [sys.executable, "-m", "allennlp", "train", str(config), "-s", str(serialization_dir)]
-    command += ["--include-package", "tests.training.callbacks.sigkill"]
-    command += ["--include-package", "tests.training.callbacks.record_batches", *flags]
-    environment = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}
-    return subprocess.run(
-        command, cwd=PROJECT_ROOT, capture_output=True, text=True, env=environment
-    )
+    arguments = ["train", str(config), "-s", str(serialization_dir)]
+    arguments += ["--include-package", "tests.training.callbacks.sigkill"]
+    arguments += ["--include-package", "tests.training.callbacks.record_batches", *flags]
+    (result,) = forked_allennlp(arguments)
+    return result
+
+
+def forked_allennlp(*commands: List[str]) -> List[subprocess.CompletedProcess]:
+    """
+    `allennlp ARGUMENTS` for each of `commands`, all at once, each in a forked child; for each,
+    its exit code (negative: killed by that signal), standard output and standard error, as
+    `subprocess.run(..., capture_output=True, text=True)` gives them.
+    """
+    with tempfile.TemporaryDirectory() as directory:
+        children = []
+        for index, arguments in enumerate(commands):
+            paths = [os.path.join(directory, f"{index}.{name}") for name in ("stdout", "stderr")]
+            files = [open(path, "w") for path in paths]
+            children.append((arguments, paths, fork_allennlp(arguments, *files)))
+            for file in files:
+                file.close()
+        results = []
+        for arguments, paths, pid in children:
+            returncode = wait_for(pid)
+            stdout, stderr = (pathlib.Path(path).read_text(errors="replace") for path in paths)
+            results.append(
+                subprocess.CompletedProcess(["allennlp", *arguments], returncode, stdout, stderr)
+            )
+    return results
+
+
+def forked_run_allennlp(arguments: List[str], log: IO[str], environment: Dict[str, str]) -> int:
+    """What `tft_allennlp.experiments.runner.run_allennlp` does, in a forked child."""
+    return wait_for(fork_allennlp(arguments, log, log, environment))
+
+
+@contextlib.contextmanager
+def forked_experiment_runs():
+    """While open, the experiment harness runs `allennlp train` in forked children."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(runner, "run_allennlp", forked_run_allennlp)
+        yield
+
+
+def fork_allennlp(
+    arguments: List[str],
+    stdout: IO[str],
+    stderr: IO[str],
+    environment: Optional[Dict[str, str]] = None,
+) -> int:
+    """Starts `allennlp ARGUMENTS` in a forked child writing to `stdout` and `stderr`; its pid."""
+    for stream in (sys.stdout, sys.stderr, stdout, stderr):
+        stream.flush()
+    pid = os.fork()
+    if pid == 0:  # the child never returns into the test
+        os._exit(_run_allennlp(arguments, stdout.fileno(), stderr.fileno(), environment or {}))
+    return pid
+
+
+def wait_for(pid: int) -> int:
+    """The exit code of the forked child `pid` (negative: killed by that signal)."""
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
+
+
+def _run_allennlp(
+    arguments: List[str], stdout: int, stderr: int, environment: Dict[str, str]
+) -> int:
+    """In the forked child: `allennlp.commands.main` with a clean slate; the exit code."""
+    code = 1
+    try:
+        # GNU OpenMP's thread pool does not survive a fork: the child's first parallel kernel
+        # would wait forever for the parent's threads. With one thread torch runs no parallel
+        # region at all.
+        torch.set_num_threads(1)
+        os.dup2(stdout, 1)
+        os.dup2(stderr, 2)
+        sys.stdout = open(1, "w", buffering=1, closefd=False)
+        sys.stderr = open(2, "w", buffering=1, closefd=False)
+        os.chdir(PROJECT_ROOT)
+        os.environ.update(environment)
+        path = os.environ.get("PYTHONPATH")
+        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT_ROOT), path]))
+        logging.getLogger().handlers.clear()
+        sys.modules["__main__"] = types.ModuleType("__main__")
+        sys.argv = ["allennlp", *arguments]
+        cached_transformers._clear_caches()
+        main(prog="allennlp")
+        code = 0
+    except SystemExit as exit:
+        code = exit.code if isinstance(exit.code, int) else (0 if exit.code is None else 1)
+        if isinstance(exit.code, str):  # as the interpreter prints it
+            print(exit.code, file=sys.stderr)
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+    return code

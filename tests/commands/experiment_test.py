@@ -13,6 +13,7 @@ from allennlp.common.checks import ConfigurationError
 from transformers import AutoModel
 
 from tests import FIXTURES_ROOT, PROJECT_ROOT
+from tests.allennlp_cli import forked_allennlp, forked_experiment_runs
 from tft_allennlp.commands.experiment import run_experiment, write_outputs
 from tft_allennlp.experiments import ExperimentSpec, collect_results, tuned_choices
 from tft_allennlp.experiments.outcomes import tuned_choice
@@ -51,32 +52,13 @@ def experiment(tmp_path_factory, tiny_bert):
     }
     spec_path = directory / "spec.json"
     spec_path.write_text(json.dumps(spec))
-    command = [
-        sys.executable,
-        "-m",
-        "allennlp",
-        "tft-experiment",
-        str(spec_path),
-        "--poll-seconds",
-        "1",
-    ]
-    shards = [
-        subprocess.Popen(
-            command + ["--shard", f"{i}/2"],
-            cwd=PROJECT_ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=dict(os.environ),
-        )
-        for i in range(2)
-    ]
+    command = ["tft-experiment", str(spec_path), "--poll-seconds", "1"]
+    # Forked children (tests/allennlp_cli.py), as are the runs they start.
+    with forked_experiment_runs():
+        shards = forked_allennlp(*(command + ["--shard", f"{i}/2"] for i in range(2)))
     for shard in shards:
-        stdout, stderr = shard.communicate()
-        assert shard.returncode == 0, stderr[-3000:]
-    report = subprocess.run(
-        command + ["--report-only"], cwd=PROJECT_ROOT, capture_output=True, text=True
-    )
+        assert shard.returncode == 0, shard.stderr[-3000:]
+    (report,) = forked_allennlp(command + ["--report-only"])
     assert report.returncode == 0, report.stderr[-3000:]
     spec = ExperimentSpec.from_file(str(spec_path))
     # Together the shards ran every distinct directory once: a sweep run that is also a grid
@@ -197,7 +179,8 @@ def test_resuming_reruns_only_unfinished_runs(experiment):
     }
     # A run that crashed: its directory is there, its metrics are not.
     os.remove(os.path.join(runs[1].directory, "metrics.json"))
-    statuses = ExperimentRunner(experiment).run()
+    with forked_experiment_runs():
+        statuses = ExperimentRunner(experiment).run()
     assert statuses[runs[1].directory] == "done"
     assert {
         directory: status
@@ -527,15 +510,9 @@ def test_report_only_rewrites_the_outputs_without_running_anything(experiment):
     spec = open(os.path.join(output, "spec.json")).read()
     for name in ("results.md", "runs.csv", "scores.png", "spec.json"):
         os.remove(os.path.join(output, name))
-    command = [
-        sys.executable,
-        "-m",
-        "allennlp",
-        "tft-experiment",
-        os.path.join(output, "..", "spec.json"),
-        "--report-only",
-    ]
-    result = subprocess.run(command, cwd=PROJECT_ROOT, capture_output=True, text=True)
+    (result,) = forked_allennlp(
+        ["tft-experiment", os.path.join(output, "..", "spec.json"), "--report-only"]
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     assert "runs: {}" in result.stdout
     assert open(os.path.join(output, "results.md")).read() == table
@@ -725,7 +702,8 @@ def test_a_grid_of_strategies_runs_and_reports_each_task_under_each_strategy(tmp
         keep_weights=False,
         strategy_overrides={"adapters_houlsby": {"trainer.num_epochs": 2}},
     )
-    statuses = run_experiment(spec)
+    with forked_experiment_runs():
+        statuses = run_experiment(spec)
     # One multitask run serves both tasks: 2 cross-encoders + 1 multitask + 2 Siamese + 2 with
     # adapters.
     assert sorted(statuses.values()) == ["done"] * 7
@@ -895,7 +873,8 @@ def test_each_injection_seed_is_injected_with_its_seed(tmp_path, tiny_bert):
         },
         keep_weights=False,
     )
-    assert sorted(run_experiment(spec).values()) == ["done"] * 4
+    with forked_experiment_runs():
+        assert sorted(run_experiment(spec).values()) == ["done"] * 4
     encoders = []
     for variant, seed in (("tft", 1), ("tft_iseed2", 2)):
         directory = tmp_path / "out" / "injection" / "tiny" / variant

@@ -40,7 +40,7 @@ import subprocess
 import sys
 import time
 import zlib
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import IO, Any, Dict, List, Optional, Sequence, Tuple
 
 from tft_allennlp.commands.export import export_encoder
 from tft_allennlp.experiments.outcomes import Run, is_finished, tuned_choice
@@ -91,21 +91,26 @@ def allennlp_train(
     """
     log_path = directory.rstrip("/") + ".log"
     os.makedirs(os.path.dirname(log_path), exist_ok=True)
-    command = [sys.executable, "-m", "allennlp", "train", config, "-s", directory, "-f"]
-    command += [
-        "--file-friendly-logging",
-        "-o",
-        json.dumps(overrides),
-        "--include-package",
-        "tft_allennlp",
-    ]
+    arguments = ["train", config, "-s", directory, "-f", "--file-friendly-logging"]
+    arguments += ["-o", json.dumps(overrides), "--include-package", "tft_allennlp"]
     with open(log_path, "w") as log:
-        returncode = subprocess.run(
-            command, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **environment}
-        ).returncode
+        returncode = run_allennlp(arguments, log, environment)
     if os.path.isdir(directory):
         os.replace(log_path, os.path.join(directory, LOG))
     return returncode == 0 and os.path.exists(os.path.join(directory, "metrics.json"))
+
+
+def run_allennlp(arguments: List[str], log: IO[str], environment: Dict[str, str]) -> int:
+    """
+    `allennlp ARGUMENTS` in a new interpreter, with `environment` added to this process's, its
+    output and errors written to `log`; the exit code. Every run gets a fresh process, so that
+    no state (a loaded model, a CUDA context, the registry of a config's `--include-package`)
+    carries over from one run to the next.
+    """
+    command = [sys.executable, "-m", "allennlp", *arguments]
+    return subprocess.run(
+        command, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **environment}
+    ).returncode
 
 
 def parse_shard(text: str) -> Tuple[int, int]:
