@@ -10,7 +10,8 @@ times. What a fork inherits that a new process would not have is reset in the ch
 directory, AllenNLP's cache of loaded transformers, the test runner's log handlers and output
 capture, and the `__main__` module (so that AllenNLP's gloo workers, started with "spawn", import
 nothing of the test runner). The child computes on one CPU thread (see `_run_allennlp`); gloo
-workers, fresh interpreters, on torch's default.
+workers, fresh interpreters, on torch's default. A process that has initialised CUDA cannot be
+forked into one that uses it: from then on (a GPU machine) the children are new interpreters again.
 """
 
 import contextlib
@@ -72,8 +73,8 @@ def forked_allennlp(*commands: List[str]) -> List[subprocess.CompletedProcess]:
             for file in files:
                 file.close()
         results = []
-        for arguments, paths, pid in children:
-            returncode = wait_for(pid)
+        for arguments, paths, wait in children:
+            returncode = wait()
             stdout, stderr = (pathlib.Path(path).read_text(errors="replace") for path in paths)
             results.append(
                 subprocess.CompletedProcess(["allennlp", *arguments], returncode, stdout, stderr)
@@ -83,7 +84,7 @@ def forked_allennlp(*commands: List[str]) -> List[subprocess.CompletedProcess]:
 
 def forked_run_allennlp(arguments: List[str], log: IO[str], environment: Dict[str, str]) -> int:
     """What `tft_allennlp.experiments.runner.run_allennlp` does, in a forked child."""
-    return wait_for(fork_allennlp(arguments, log, log, environment))
+    return fork_allennlp(arguments, log, log, environment)()
 
 
 @contextlib.contextmanager
@@ -99,20 +100,36 @@ def fork_allennlp(
     stdout: IO[str],
     stderr: IO[str],
     environment: Optional[Dict[str, str]] = None,
-) -> int:
-    """Starts `allennlp ARGUMENTS` in a forked child writing to `stdout` and `stderr`; its pid."""
+) -> Callable[[], int]:
+    """
+    Starts `allennlp ARGUMENTS` in a forked child writing to `stdout` and `stderr`; a function
+    that waits for it and returns its exit code (negative: killed by that signal). Once this
+    process has initialised CUDA a forked child could not use it, so then the child is a new
+    interpreter, as the harness starts it.
+    """
     for stream in (sys.stdout, sys.stderr, stdout, stderr):
         stream.flush()
+    if torch.cuda.is_initialized():
+        command = [sys.executable, "-m", "allennlp", *arguments]
+        environment = {**os.environ, **(environment or {})}
+        path = os.pathsep.join(filter(None, [str(PROJECT_ROOT), environment.get("PYTHONPATH")]))
+        process = subprocess.Popen(
+            command,
+            cwd=PROJECT_ROOT,
+            stdout=stdout,
+            stderr=stderr,
+            env={**environment, "PYTHONPATH": path},
+        )
+        return process.wait
     pid = os.fork()
     if pid == 0:  # the child never returns into the test
         os._exit(_run_allennlp(arguments, stdout.fileno(), stderr.fileno(), environment or {}))
-    return pid
 
+    def wait() -> int:
+        _, status = os.waitpid(pid, 0)
+        return os.waitstatus_to_exitcode(status)
 
-def wait_for(pid: int) -> int:
-    """The exit code of the forked child `pid` (negative: killed by that signal)."""
-    _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status)
+    return wait
 
 
 def _run_allennlp(
