@@ -109,21 +109,23 @@ def fork_allennlp(
     """
     for stream in (sys.stdout, sys.stderr, stdout, stderr):
         stream.flush()
+    environment = {**(environment or {})}
+    # The project root on the path, for the tests' `--include-package` modules.
+    path = environment.get("PYTHONPATH", os.environ.get("PYTHONPATH"))
+    environment["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT_ROOT), path]))
     if torch.cuda.is_initialized():
         command = [sys.executable, "-m", "allennlp", *arguments]
-        environment = {**os.environ, **(environment or {})}
-        path = os.pathsep.join(filter(None, [str(PROJECT_ROOT), environment.get("PYTHONPATH")]))
         process = subprocess.Popen(
             command,
             cwd=PROJECT_ROOT,
             stdout=stdout,
             stderr=stderr,
-            env={**environment, "PYTHONPATH": path},
+            env={**os.environ, **environment},
         )
         return process.wait
     pid = os.fork()
     if pid == 0:  # the child never returns into the test
-        os._exit(_run_allennlp(arguments, stdout.fileno(), stderr.fileno(), environment or {}))
+        os._exit(_run_allennlp(arguments, stdout.fileno(), stderr.fileno(), environment))
 
     def wait() -> int:
         _, status = os.waitpid(pid, 0)
@@ -148,8 +150,6 @@ def _run_allennlp(
         sys.stderr = open(2, "w", buffering=1, closefd=False)
         os.chdir(PROJECT_ROOT)
         os.environ.update(environment)
-        path = os.environ.get("PYTHONPATH")
-        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT_ROOT), path]))
         logging.getLogger().handlers.clear()
         sys.modules["__main__"] = types.ModuleType("__main__")
         sys.argv = ["allennlp", *arguments]
