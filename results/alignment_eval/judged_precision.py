@@ -22,7 +22,7 @@ import math
 import os
 import random
 import site
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 HERE = "results/alignment_eval"
 MRPC = "../shared/data/glue/MRPC/train.tsv"
@@ -48,11 +48,11 @@ NAMES = {
 
 
 def proposals(
-    sample: int,
+    sample: int, methods: Sequence[str] = tuple(METHODS)
 ) -> Tuple[Dict[Tuple, Set[str]], Dict[str, Tuple[List[str], List[str]]], Dict[str, int]]:
-    """(pair id, source span, target span) -> the aligners proposing it, over the non-identical
-    pairs of the sample's 40 sentence pairs; each sentence pair's words; and each aligner's
-    number of identical pairs (the same words on both sides), which are not judged."""
+    """(pair id, source span, target span) -> the aligners of `methods` proposing it, over the
+    non-identical pairs of the sample's 40 sentence pairs; each sentence pair's words; and each
+    aligner's number of identical pairs (the same words on both sides), which are not judged."""
     from tft_allennlp.alignment.evaluation import glue_pair_sentences, is_identical
     from tft_allennlp.alignment.phrase_aligners import SyntacticPhraseAligner
     from tft_allennlp.alignment.pipeline import Aligner
@@ -66,14 +66,13 @@ def proposals(
         rows = csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
         paraphrases = {f"{r['#1 ID']}_{r['#2 ID']}" for r in rows if r["Quality"] == "1"}
     ids = random.Random(seed).sample(sorted(paraphrases - used), 40)
-    aligners = {
-        m: Aligner("en_core_web_sm", SyntacticPhraseAligner(**p)) for m, p in METHODS.items()
-    }
+    aligners = {m: Aligner("en_core_web_sm", SyntacticPhraseAligner(**METHODS[m])) for m in methods}
     proposed: Dict[Tuple, Set[str]] = {}
     words = {}
-    identical = {method: 0 for method in METHODS}
+    identical = {method: 0 for method in methods}
     for pair_id in ids:
-        source, target = aligners["old"].parse_text(list(sentences[pair_id]))
+        # spaCy's parse, the same for every aligner
+        source, target = aligners[methods[0]].parse_text(list(sentences[pair_id]))
         words[pair_id] = (source.words, target.words)
         for method, aligner in aligners.items():
             for s, t in aligner.align(source, target)["alignments"]:
