@@ -86,6 +86,7 @@ BAD_NUMBERS = [
     ("tft-align", "--similarity-threshold", "1.5"),
     ("tft-align", "--similarity-threshold", "-2"),
     ("tft-align", "--similarity-threshold", "high"),
+    ("tft-align", "--embedding-layer", "top"),
     ("tft-align", "--aligner", "{not json"),
     ("tft-align", "--aligner", "[1, 2]"),
     ("tft-glue-submission", "--batch-size", "0"),
@@ -120,6 +121,21 @@ def test_bad_numbers_are_refused_by_argparse(workspace, capsys, command, option,
 def test_similarity_thresholds_within_cosines_range_are_taken(value):
     args = parser().parse_args(["tft-align", "a", "b", "--similarity-threshold", value])
     assert args.similarity_threshold == float(value)
+
+
+def test_the_embedding_shortcuts_become_the_aligner_parameters():
+    from tft_allennlp.commands.align import _aligner_parameters
+
+    args = parser().parse_args(
+        ["tft-align", "a", "b", "--embeddings", "m", "--embedding-layer", "-2"]
+        + ["--similarity-threshold", "0.6"]
+    )
+    assert _aligner_parameters(args) == {
+        "embeddings": "m",
+        "similarity_threshold": 0.6,
+        "embedding_layer": -2,
+    }
+    assert _aligner_parameters(parser().parse_args(["tft-align", "a", "b"])) == {}
 
 
 def spellings_of_the_input(directory):
@@ -197,7 +213,13 @@ ALIGN_FILES = [
     (
         "A.\tB.\n",
         ["--aligner", "{}", "--similarity-threshold", "0.7"],
-        "give --embeddings and --similarity-threshold inside --aligner, not beside it",
+        "give --embeddings, --similarity-threshold and --embedding-layer inside --aligner, not "
+        "beside it",
+    ),
+    (
+        "A.\tB.\n",
+        ["--aligner", "{}", "--embedding-layer", "2"],
+        "give --embeddings, --similarity-threshold and --embedding-layer inside --aligner",
     ),
     ("A.\tB.\n", ["--aligner", '{"type": "no_such"}'], "no_such not in acceptable choices"),
 ]

@@ -74,6 +74,12 @@ class Align(Subcommand):
             help="tft_syntactic with --embeddings: the least cosine that links two words (0.5)",
         )
         subparser.add_argument(
+            "--embedding-layer",
+            type=int,
+            help="tft_syntactic with --embeddings: the layer whose output gives the word vectors "
+            "(0 the embedding layer, -1 the last: the default)",
+        )
+        subparser.add_argument(
             "--evaluate",
             metavar="GOLD",
             help="print scores against GOLD and exit: phrase pairs (aligned-corpus JSON lines) "
@@ -206,18 +212,21 @@ def _check_readable(path: str) -> None:
 
 
 def _aligner_parameters(args: argparse.Namespace) -> Dict[str, Any]:
-    """`--aligner`, or `tft_syntactic` with `--embeddings` and `--similarity-threshold` if given."""
+    """`--aligner`, or `tft_syntactic` with `--embeddings`, `--similarity-threshold` and
+    `--embedding-layer` if given."""
     shortcuts = {
         key: value
         for key, value in (
             ("embeddings", args.embeddings),
             ("similarity_threshold", args.similarity_threshold),
+            ("embedding_layer", args.embedding_layer),
         )
         if value is not None
     }
     if args.aligner is not None and shortcuts:
         raise ConfigurationError(
-            "give --embeddings and --similarity-threshold inside --aligner, not beside it"
+            "give --embeddings, --similarity-threshold and --embedding-layer inside --aligner, "
+            "not beside it"
         )
     return args.aligner if args.aligner is not None else shortcuts
 

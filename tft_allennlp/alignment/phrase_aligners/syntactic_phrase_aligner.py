@@ -31,6 +31,9 @@ class SyntacticPhraseAligner(PhraseAligner):
     embedding_batch_size : `int`, optional (default = `32`)
         Sentences per forward pass of the embedding model: a batch of pairs (`tft-align
         --batch-size`) is embedded together, sorted by length.
+    embedding_layer : `int`, optional (default = `-1`)
+        Which hidden state gives the word vectors: 0 is the embedding layer's output, 1 the
+        first transformer layer's, -1 the last's.
     tightest_spans : `bool`, optional (default = `True`)
         Rule 5: one span per region, the tightest.
         `{"content_checks": false, "tightest_spans": false}` is the aligner before issue 19.
@@ -49,10 +52,13 @@ class SyntacticPhraseAligner(PhraseAligner):
         content_checks: bool = True,
         tightest_spans: bool = True,
         embedding_batch_size: int = 32,
+        embedding_layer: int = -1,
         wordnet: Optional[str] = None,
         wordnet_senses: Optional[int] = None,
     ) -> None:
-        self._embedder = WordEmbedder(embeddings, embedding_batch_size) if embeddings else None
+        self._embedder = (
+            WordEmbedder(embeddings, embedding_batch_size, embedding_layer) if embeddings else None
+        )
         self._wordnet = None
         if wordnet is not None:
             directory = wordnet_directory() if wordnet == "installed" else wordnet
@@ -103,7 +109,7 @@ class SyntacticPhraseAligner(PhraseAligner):
 
 class WordEmbedder:
     """
-    Contextual word vectors (mean of the last layer over a word's wordpieces), unit length.
+    Contextual word vectors (mean of one layer's output over a word's wordpieces), unit length.
 
     # Parameters
 
@@ -112,9 +118,14 @@ class WordEmbedder:
     batch_size : `int`, optional (default = `32`)
         Sentences per forward pass in `vectors_batch` (sorted by length, so that a pass pads
         little).
+    layer : `int`, optional (default = `-1`)
+        The hidden state to read: 0 is the embedding layer's output, k the k-th transformer
+        layer's, -1 the last layer's. The layers above it are dropped from the model where its
+        encoder keeps them in `encoder.layer` (BERT, MPNet and their kin), so that reading a
+        middle layer also costs less.
     """
 
-    def __init__(self, model_path: str, batch_size: int = 32) -> None:
+    def __init__(self, model_path: str, batch_size: int = 32, layer: int = -1) -> None:
         import torch
         from transformers import AutoModel, AutoTokenizer
 
@@ -122,6 +133,15 @@ class WordEmbedder:
         self._batch_size = batch_size
         self._tokenizer = AutoTokenizer.from_pretrained(model_path)
         self._model = AutoModel.from_pretrained(model_path, add_pooling_layer=False).eval()
+        num_layers = self._model.config.num_hidden_layers
+        self._layer = layer if layer >= 0 else num_layers + 1 + layer
+        if not 0 <= self._layer <= num_layers:
+            raise ConfigurationError(
+                f"embedding_layer {layer} is out of range: {model_path} has {num_layers} layers"
+            )
+        blocks = getattr(getattr(self._model, "encoder", None), "layer", None)
+        if isinstance(blocks, torch.nn.ModuleList) and len(blocks) == num_layers:
+            self._model.encoder.layer = blocks[: self._layer]
 
     def vectors_batch(self, sentences: Sequence[List[str]]) -> List[numpy.ndarray]:
         """`vectors` of each sentence, computed `batch_size` sentences per forward pass."""
@@ -140,7 +160,9 @@ class WordEmbedder:
             )
             with torch.no_grad():
                 # Shape: (chunk_size, num_wordpieces, hidden_dim)
-                hidden = self._model(**encoding).last_hidden_state
+                hidden = self._model(**encoding, output_hidden_states=True).hidden_states[
+                    self._layer
+                ]
             for row, k in enumerate(chunk):
                 word_ids = encoding.word_ids(row)
                 pieces = [piece for piece, word in enumerate(word_ids) if word is not None]
