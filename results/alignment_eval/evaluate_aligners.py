@@ -24,6 +24,7 @@ ROWS = [
     ("+ one span per region: default", "+ MiniLM similarity", {"embeddings": MINILM}),
     ("default", "lexical + WordNet synonyms", {"wordnet": "installed"}),
     ("default", "+ WordNet + MiniLM similarity", {"wordnet": "installed", "embeddings": MINILM}),
+    ("default", "+ MiniLM similarity, layer 4", {"embeddings": MINILM, "embedding_layer": 4}),
 ]
 
 

