@@ -241,6 +241,10 @@ def test_similarity_links_mutual_best_content_words_above_threshold():
     similarity = numpy.array([[0.8, 0.1], [0.1, 1.0]])
     assert link_words(source, target, similarity) == {(0, 0), (1, 1)}
     assert link_words(source, target, similarity, similarity_threshold=0.9) == {(1, 1)}
+    # The default threshold is 0.65: a cosine of 0.6 links only when asked for.
+    similarity = numpy.array([[0.6, 0.1], [0.1, 1.0]])
+    assert link_words(source, target, similarity) == {(1, 1)}
+    assert link_words(source, target, similarity, similarity_threshold=0.5) == {(0, 0), (1, 1)}
 
 
 def test_inconsistent_pairs_are_not_aligned():

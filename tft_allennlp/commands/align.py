@@ -71,7 +71,7 @@ class Align(Subcommand):
             "--similarity-threshold",
             # Compared with cosine similarities, which lie in [-1, 1].
             type=float_in(-1.0, 1.0),
-            help="tft_syntactic with --embeddings: the least cosine that links two words (0.5)",
+            help="tft_syntactic with --embeddings: the least cosine that links two words (0.65)",
         )
         subparser.add_argument(
             "--embedding-layer",

@@ -3,7 +3,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy
 from allennlp.common.checks import ConfigurationError
 
-from tft_allennlp.alignment.phrase_aligner import ParsedSentence, align
+from tft_allennlp.alignment.phrase_aligner import SIMILARITY_THRESHOLD, ParsedSentence, align
 from tft_allennlp.alignment.phrase_aligners.phrase_aligner import PhraseAligner
 from tft_allennlp.alignment.wordnet import WordNet, wordnet_directory
 
@@ -22,7 +22,7 @@ class SyntacticPhraseAligner(PhraseAligner):
     embeddings : `str`, optional (default = `None`)
         A local Hugging Face checkpoint; if given, content words left unlinked by lexical
         evidence are linked by mutual-argmax cosine similarity of its contextual word vectors.
-    similarity_threshold : `float`, optional (default = `0.5`)
+    similarity_threshold : `float`, optional (default = `0.65`)
         The least cosine that links two words that way.
     content_checks : `bool`, optional (default = `True`)
         Rules 2 and 4: links between words of one kind only, numbers and names by form, a word
@@ -48,7 +48,7 @@ class SyntacticPhraseAligner(PhraseAligner):
     def __init__(
         self,
         embeddings: Optional[str] = None,
-        similarity_threshold: float = 0.5,
+        similarity_threshold: float = SIMILARITY_THRESHOLD,
         content_checks: bool = True,
         tightest_spans: bool = True,
         embedding_batch_size: int = 32,
