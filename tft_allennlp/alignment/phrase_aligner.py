@@ -20,7 +20,7 @@ The rules, in order (each is tested in `tests/alignment/phrase_aligner_test.py`)
    numbers) that share a synset are candidates too, after form and lemma ("selected" /
    "chosen", "child" / "kid"). With a similarity matrix (contextual embeddings), content
    words still unlinked are then linked when they are each other's most similar word and the
-   cosine reaches `similarity_threshold`.
+   cosine reaches `similarity_threshold` (`SIMILARITY_THRESHOLD`, 0.65, by default).
    With `content_checks`, a lemma link also needs the two words to be the same kind of word
    (noun or proper noun, verb, adjective, adverb, number), so that the verb "headed" never
    links to the noun "head"; and two numbers, or two proper nouns, link by their form only
