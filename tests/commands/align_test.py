@@ -8,6 +8,7 @@ import pytest
 from allennlp.common.checks import ConfigurationError
 
 from tests import FIXTURES_ROOT, PROJECT_ROOT
+from tests.allennlp_cli import forked_allennlp
 from tft_allennlp.alignment.phrase_aligners import SyntacticPhraseAligner
 from tft_allennlp.alignment.pipeline import Aligner, evaluate
 from tft_allennlp.commands import align
@@ -33,32 +34,18 @@ def write_pairs(path, bad_line=None):
 def test_command_line_two_workers_keeps_order_and_matches_one_worker(tmp_path):
     source = tmp_path / "pairs.tsv"
     write_pairs(source, bad_line="only one column")
+    commands = [
+        ["tft-align", str(source), str(tmp_path / f"aligned{workers}.jsonl")]
+        + ["--workers", str(workers), "--batch-size", "2", "--lenient"]
+        for workers in (1, 2)
+    ]
     outputs = {}
-    for workers in (1, 2):
-        output = tmp_path / f"aligned{workers}.jsonl"
-        result = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "allennlp",
-                "tft-align",
-                str(source),
-                str(output),
-                "--workers",
-                str(workers),
-                "--batch-size",
-                "2",
-                "--lenient",
-            ],
-            cwd=PROJECT_ROOT,
-            env=dict(os.environ),
-            capture_output=True,
-            text=True,
-            check=True,
-        )
+    # Both at once, each in a child forked from this process (the workers are spawned anew).
+    for workers, result in zip((1, 2), forked_allennlp(*commands)):
+        assert result.returncode == 0, result.stderr[-2000:]
         assert "pairs written: 15" in result.stdout
         assert "skipped: missing column: 1" in result.stdout
-        outputs[workers] = output.read_text()
+        outputs[workers] = (tmp_path / f"aligned{workers}.jsonl").read_text()
     assert outputs[1] == outputs[2]
     records = [json.loads(line) for line in outputs[1].splitlines()]
     # One output line per valid input line, in input order (line 5 was the bad one).
@@ -177,14 +164,11 @@ def test_a_users_registered_aligner_runs_in_every_worker(tmp_path):
     source = tmp_path / "pairs.tsv"
     write_pairs(source)
     output = tmp_path / "aligned.jsonl"
-    command = [sys.executable, "-m", "allennlp", "tft-align", str(source), str(output)]
-    command += ["--workers", "2", "--batch-size", "4"]
+    command = ["tft-align", str(source), str(output), "--workers", "2", "--batch-size", "4"]
     command += ["--include-package", "tests.alignment.whole_sentence_aligner"]
     command += ["--aligner", '{"type": "test_whole_sentence", "label": "mine"}']
-    environment = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}
-    result = subprocess.run(
-        command, cwd=PROJECT_ROOT, env=environment, capture_output=True, text=True
-    )
+    # The workers are new interpreters (spawned), so each imports the user's package itself.
+    (result,) = forked_allennlp(command)
     assert result.returncode == 0, result.stderr[-2000:]
     records = [json.loads(line) for line in output.read_text().splitlines()]
     assert len(records) == 15 and {record["aligner"] for record in records} == {"mine"}
