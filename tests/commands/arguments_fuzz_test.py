@@ -124,18 +124,16 @@ def test_similarity_thresholds_within_cosines_range_are_taken(value):
 
 
 def test_the_embedding_shortcuts_become_the_aligner_parameters():
-    from tft_allennlp.commands.align import _aligner_parameters
-
     args = parser().parse_args(
         ["tft-align", "a", "b", "--embeddings", "m", "--embedding-layer", "-2"]
         + ["--similarity-threshold", "0.6"]
     )
-    assert _aligner_parameters(args) == {
+    assert align._aligner_parameters(args) == {
         "embeddings": "m",
         "similarity_threshold": 0.6,
         "embedding_layer": -2,
     }
-    assert _aligner_parameters(parser().parse_args(["tft-align", "a", "b"])) == {}
+    assert align._aligner_parameters(parser().parse_args(["tft-align", "a", "b"])) == {}
 
 
 def spellings_of_the_input(directory):
