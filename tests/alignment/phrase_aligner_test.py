@@ -172,6 +172,68 @@ def test_amounts_and_names_must_match():
     assert link_words(people, others, similarity, content_checks=True) == {(1, 1)}
 
 
+def test_a_shortened_name_links_to_its_long_form_under_the_checks():
+    source = sentence("the Intel Corp. Gen. Brig", pos=["DET", "PROPN", "PROPN", "PROPN", "PROPN"])
+    target = sentence(
+        "the Intel Corporation General Brigadier", pos=["DET", "PROPN", "PROPN", "PROPN", "PROPN"]
+    )
+    assert link_words(source, target) == {(1, 1)}
+    assert link_words(source, target, content_checks=True) == {(1, 1), (2, 2), (3, 3), (4, 4)}
+    # Not two letters ("Co." / "Company"), not a word only one letter longer ("Ill." /
+    # "Illy"), not in lower case ("corp." / "corporate"), not a different start ("Ltd." /
+    # "Limited"), not five letters or more without a period (the names "Johns" / "Johnson").
+    for short, long, linked in [
+        ("Co.", "Company", False),
+        ("Ill.", "Illy", False),
+        ("corp.", "corporate", False),
+        ("Inc.", "Incorporated", True),
+        ("Inc", "Incorporated", True),
+        ("Ltd.", "Limited", False),
+        ("Johns", "Johnson", False),
+        ("Assoc.", "Association", True),
+    ]:
+        pair = (sentence(short, pos=["PROPN"]), sentence(long, pos=["PROPN"]))
+        assert link_words(*pair, content_checks=True) == ({(0, 0)} if linked else set()), short
+
+
+def test_further_words_of_a_linked_name_add_no_content():
+    # "Merrill 's report" / "Merrill Lynch 's report": "Lynch" is more of the linked name.
+    source = sentence(
+        "Merrill 's report",
+        pos=["PROPN", "PART", "NOUN"],
+        phrases=[(0, 0), (0, 1), (0, 2), (2, 2)],
+    )
+    target = sentence(
+        "Merrill Lynch 's report",
+        pos=["PROPN", "PROPN", "PART", "NOUN"],
+        phrases=[(0, 0), (0, 2), (0, 3), (1, 1), (3, 3)],
+    )
+    links = link_words(source, target, content_checks=True)
+    assert links == {(0, 0), (2, 3)}
+    pairs = align_phrases(source, target, links, content_checks=True)
+    assert ((0, 1), (0, 2)) in pairs and ((0, 2), (0, 3)) in pairs
+    # Not when both sides hold unlinked words of the name ("Mr. Delainey" / "Dave Delainey":
+    # two first names), nor a proper noun apart from the linked name ("Bush 's report" /
+    # "the report": an extra argument), nor next to a linked common noun ("Apple shares" /
+    # "shares").
+    source = two_words("Mr. Delainey", ["PROPN", "PROPN"])
+    target = two_words("Dave Delainey", ["PROPN", "PROPN"])
+    links = link_words(source, target, content_checks=True)
+    assert links == {(1, 1)}
+    assert ((0, 1), (0, 1)) not in align_phrases(source, target, links, content_checks=True)
+    source = sentence(
+        "Bush 's report", pos=["PROPN", "PART", "NOUN"], phrases=[(0, 2), (0, 0), (2, 2)]
+    )
+    target = sentence("the report", pos=["DET", "NOUN"], phrases=[(0, 1), (1, 1)])
+    links = link_words(source, target, content_checks=True)
+    assert ((0, 2), (0, 1)) not in align_phrases(source, target, links, content_checks=True)
+    source = two_words("Apple shares", ["PROPN", "NOUN"])
+    target = sentence("the shares", pos=["DET", "NOUN"], phrases=[(0, 1), (1, 1)])
+    links = link_words(source, target, content_checks=True)
+    assert links == {(1, 1)}
+    assert ((0, 1), (0, 1)) not in align_phrases(source, target, links, content_checks=True)
+
+
 def test_a_lemma_links_words_of_one_kind_only():
     # The verb "headed" and the noun "head" share a lemma but not a role.
     source = sentence("headed team", lemmas=["head", "team"], pos=["VERB", "NOUN"])

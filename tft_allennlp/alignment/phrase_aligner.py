@@ -25,10 +25,12 @@ The rules, in order (each is tested in `tests/alignment/phrase_aligner_test.py`)
    (noun or proper noun, verb, adjective, adverb, number), so that the verb "headed" never
    links to the noun "head"; and two numbers, or two proper nouns, link by their form only
    (never by similarity: "$4,450" is not "$4,500"), where numbers of the same value have the
-   same form ("four" / "4"). Also with `content_checks`, a content word still unlinked that is
-   written as two or three adjacent unlinked words on the other side links to each of them
-   ("hostnames" / "host names", "reentry" / "re - entry": hyphens between the parts are
-   skipped); such one-to-many links support multi-word pairs but make no single-word pair.
+   same form ("four" / "4"), and so do a capitalised word and its written abbreviation
+   ("Corp." / "Corporation", `is_abbreviation`). Also with `content_checks`, a content word
+   still unlinked that is written as two or three adjacent unlinked words on the other side
+   links to each of them ("hostnames" / "host names", "reentry" / "re - entry": hyphens
+   between the parts are skipped); such one-to-many links support multi-word pairs but make no
+   single-word pair.
 3. Phrase pairs. A source and a target phrase align when both are single words or both are
    multi-word phrases, at least one link lies inside the pair, and the pair is
    consistent: no word inside either phrase is linked to a word outside the other.
@@ -42,6 +44,9 @@ The rules, in order (each is tested in `tests/alignment/phrase_aligner_test.py`)
      sharply"); or
    - both sides hold an unlinked number, or both an unlinked proper noun: amounts or names
      that differ ("$4,450" / "$4,500", a different person).
+   Unlinked proper nouns next to a linked proper noun, in one run of proper nouns, are more
+   words of a name both sides share and add no content ("Merrill 's" / "Merrill Lynch 's",
+   "the Cubs" / "the Chicago Cubs"), as long as the other side has no unlinked proper noun.
 5. One span per region (`tightest_spans`, on by default). Pairs with the same links inside
    them cover the same region; the tightest of them are kept (no other pair of the group lies
    inside them), and a wider one only when the words it adds are the same on both sides
@@ -153,6 +158,26 @@ def number_value(word: str) -> Optional[float]:
         return None
 
 
+def is_abbreviation(word: str, other: str) -> bool:
+    """Whether one capitalised word shortens the other, as written abbreviations do: the
+    shorter, without a final period, has three or more letters and begins the longer, which has
+    two or more letters more; and the shorter ends with a period or has at most four letters
+    ("Corp." / "Corporation", "Gen." / "General", "Brig" / "Brigadier"; not the names "Johns" /
+    "Johnson", nor "Japan" / "Japanese")."""
+    written, longer = sorted((word, other), key=lambda form: len(form.rstrip(".")))
+    short, long = written.rstrip("."), longer.rstrip(".")
+    return (
+        len(short) >= 3
+        and (written.endswith(".") or len(short) <= 4)
+        and len(long) >= len(short) + 2
+        and short.isalpha()
+        and long.isalpha()
+        and short[0].isupper()
+        and long[0].isupper()
+        and long.lower().startswith(short.lower())
+    )
+
+
 def link_words(
     source: ParsedSentence,
     target: ParsedSentence,
@@ -196,6 +221,8 @@ def link_words(
                 evidence = 0  # "four" / "4"
             elif lemma == other_lemma and same_kind(i, j):
                 evidence = 1
+            elif content_checks and is_abbreviation(word, other):
+                evidence = 1  # "Corp." / "Corporation"
             elif (
                 synonyms is not None
                 and tag not in FORM_ONLY_POS  # names and numbers link by form only
@@ -358,8 +385,12 @@ def _same_content(
         (source, pair[0], linked_source),
         (target, pair[1], linked_target),
     ):
+        # Words of a name whose other words are linked add no content ("Merrill 's" /
+        # "Merrill Lynch 's"), unless both sides hold such words (the facts check below).
+        names = _name_parts(sentence, span, side)
         unlinked = [k for k in range(span[0], span[1] + 1) if k not in side]
         facts.append({sentence.pos[k] for k in unlinked} & FORM_ONLY_POS)
+        unlinked = [k for k in unlinked if k not in names]
         kinds.append(
             sorted(
                 "polarity" if sentence.lemmas[k] in POLARITY_LEMMAS else WORD_KINDS[sentence.pos[k]]
@@ -369,6 +400,22 @@ def _same_content(
         )
     # Both sides with an unlinked number (or proper noun): amounts (names) that differ.
     return kinds[0] == kinds[1] and not facts[0] & facts[1]
+
+
+def _name_parts(sentence: ParsedSentence, span: Span, linked: Set[int]) -> Set[int]:
+    """The unlinked proper nouns of `span` that stand in one run of adjacent proper nouns with a
+    linked proper noun: further words of a name that is linked ("Lynch" of "Merrill Lynch")."""
+    parts: Set[int] = set()
+    start = span[0]
+    while start <= span[1]:
+        end = start
+        while end <= span[1] and sentence.pos[end] == "PROPN":
+            end += 1
+        run = range(start, end)
+        if any(k in linked for k in run):
+            parts.update(k for k in run if k not in linked)
+        start = end + 1
+    return parts
 
 
 def _tightest(
