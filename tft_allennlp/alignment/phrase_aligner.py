@@ -49,9 +49,9 @@ The rules, in order (each is tested in `tests/alignment/phrase_aligner_test.py`)
    "the Cubs" / "the Chicago Cubs"), as long as the other side has no unlinked proper noun.
 5. One span per region (`tightest_spans`, on by default). Pairs with the same links inside
    them cover the same region; the tightest of them are kept (no other pair of the group lies
-   inside them), and a wider one only when the words it adds are the same on both sides
-   ("in the park" / "in the park" besides "the park" / "the park", but not "in the park" /
-   "through the park").
+   inside them), and a wider one only when the words it adds are the same on both sides, any
+   preposition counting as the same ("in the park" / "in the park" and "in the park" /
+   "through the park" besides "the park" / "the park", but not "in the park" / "the park").
 6. Among the remaining multi-word pairs, a phrase keeps only the partners closest to it in
    length, and a pair is kept only when each side is among the other's closest.
 
@@ -433,7 +433,10 @@ def _tightest(
 
     def added(sentence: ParsedSentence, wide: Span, tight: Span) -> List[str]:
         outside = [k for k in range(wide[0], wide[1] + 1) if not tight[0] <= k <= tight[1]]
-        return sorted(sentence.words[k].lower() for k in outside)
+        # A preposition counts as a preposition, whichever it is ("in" / "from Florida").
+        return sorted(
+            "ADP" if sentence.pos[k] == "ADP" else sentence.words[k].lower() for k in outside
+        )
 
     groups: Dict[frozenset, List[PhrasePair]] = {}
     for pair in pairs:
