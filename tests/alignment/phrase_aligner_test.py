@@ -255,6 +255,16 @@ def test_a_lemma_links_words_of_one_kind_only():
     target = sentence("head team", lemmas=["head", "team"], pos=["NOUN", "NOUN"])
     assert link_words(source, target) == {(0, 0), (1, 1)}
     assert link_words(source, target, content_checks=True) == {(1, 1)}
+    # A verb's "-ing" form and the noun written as the lemma name one activity, either way
+    # round; not an inflected noun ("works"), nor another verb form ("worked").
+    working = sentence("working team", lemmas=["work", "team"], pos=["VERB", "NOUN"])
+    work = sentence("work team", lemmas=["work", "team"], pos=["NOUN", "NOUN"])
+    works = sentence("works team", lemmas=["work", "team"], pos=["NOUN", "NOUN"])
+    worked = sentence("worked team", lemmas=["work", "team"], pos=["VERB", "NOUN"])
+    assert link_words(working, work, content_checks=True) == {(0, 0), (1, 1)}
+    assert link_words(work, working, content_checks=True) == {(0, 0), (1, 1)}
+    assert link_words(working, works, content_checks=True) == {(1, 1)}
+    assert link_words(worked, work, content_checks=True) == {(1, 1)}
 
 
 def test_a_word_written_as_two_links_to_both_parts():

@@ -23,7 +23,8 @@ The rules, in order (each is tested in `tests/alignment/phrase_aligner_test.py`)
    cosine reaches `similarity_threshold` (`SIMILARITY_THRESHOLD`, 0.65, by default).
    With `content_checks`, a lemma link also needs the two words to be the same kind of word
    (noun or proper noun, verb, adjective, adverb, number), so that the verb "headed" never
-   links to the noun "head"; and two numbers, or two proper nouns, link by their form only
+   links to the noun "head" (a verb's "-ing" form and the noun written as the lemma do: "is
+   working" / "the work"); and two numbers, or two proper nouns, link by their form only
    (never by similarity: "$4,450" is not "$4,500"), where numbers of the same value have the
    same form ("four" / "4"), and so do a capitalised word and its written abbreviation
    ("Corp." / "Corporation", `is_abbreviation`). Also with `content_checks`, a content word
@@ -192,8 +193,10 @@ def link_words(
 
     def same_kind(i: int, j: int) -> bool:
         """With `content_checks`, a lemma link needs the same kind of word ("headed" is no
-        "head")."""
-        return not content_checks or WORD_KINDS[source.pos[i]] == WORD_KINDS[target.pos[j]]
+        "head"), or a verb's "-ing" form and the bare noun ("is working" / "the work")."""
+        if not content_checks or WORD_KINDS[source.pos[i]] == WORD_KINDS[target.pos[j]]:
+            return True
+        return _gerund_and_noun(source, i, target, j) or _gerund_and_noun(target, j, source, i)
 
     def may_be_similar(i: int, j: int) -> bool:
         """With `content_checks`, two numbers or two proper nouns link by their form only."""
@@ -267,6 +270,17 @@ def link_words(
                 ):
                     links.add((i, free_target[column]))
     return links
+
+
+def _gerund_and_noun(one: ParsedSentence, i: int, other: ParsedSentence, j: int) -> bool:
+    """Whether word `i` of `one` is a verb in "-ing" and word `j` of `other` a noun written as
+    its lemma ("working" / "work", "dissenting" / "dissent")."""
+    return (
+        one.pos[i] == "VERB"
+        and one.words[i].lower().endswith("ing")
+        and other.pos[j] == "NOUN"
+        and other.words[j].lower() == other.lemmas[j]
+    )
 
 
 def _compound_links(
