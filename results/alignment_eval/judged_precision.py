@@ -5,6 +5,8 @@ The held-out blind judgement of results/alignment_eval/README.md. Run from the r
     HF_HUB_OFFLINE=1 python results/alignment_eval/judged_precision.py --make-items DIR [--sample 2]
     # the table, from the committed judgements
     HF_HUB_OFFLINE=1 python results/alignment_eval/judged_precision.py [--sample 2]
+    # several samples pooled (the held-out table of the README)
+    HF_HUB_OFFLINE=1 python results/alignment_eval/judged_precision.py --pool 3,4,5,6
 
 Sample 1: 40 MRPC training paraphrases (label 1) drawn with `random.Random(2611)` from those
 not used by the first two checks (the ids of mrpc_train_word_gold.jsonl and
@@ -182,14 +184,60 @@ def table(sample: int, path: Optional[str] = None) -> None:
         )
 
 
+def pooled(samples: Sequence[int]) -> None:
+    """Each aligner's judged pairs over several samples, with the correct pairs that hold no
+    other correct pair of the same aligner (one per nested region)."""
+
+    def inside(pair: Tuple, other: Tuple) -> bool:
+        """`pair`'s spans lie inside `other`'s, in the same sentence pair."""
+        (pair_id, (s0, s1), (t0, t1)), (other_id, (os0, os1), (ot0, ot1)) = pair, other
+        return pair_id == other_id and os0 <= s0 <= s1 <= os1 and ot0 <= t0 <= t1 <= ot1
+
+    totals = {method: {"correct": 0, "judged": 0, "wrong": 0, "minimal": 0} for method in NAMES}
+    for sample in samples:
+        proposed, _, _ = proposals(sample)
+        labels = judged(sample)
+        for method in NAMES:
+            mine = [key for key, methods in proposed.items() if method in methods]
+            if totals[method] is None or not all(key in labels for key in mine):
+                totals[method] = None  # not judged in every sample
+                continue
+            correct = [key for key in mine if labels[key] == "correct"]
+            totals[method]["correct"] += len(correct)
+            totals[method]["judged"] += len(mine)
+            totals[method]["wrong"] += sum(labels[key] == "wrong" for key in mine)
+            totals[method]["minimal"] += sum(
+                not any(other != key and inside(other, key) for other in correct) for key in correct
+            )
+    print(
+        f"| aligner | correct of judged, samples {', '.join(map(str, samples))} | 95% interval "
+        "| correct pairs found | of them, one per nested region | wrong |"
+    )
+    print("|---|---|---|---|---|---|")
+    for method, name in NAMES.items():
+        total = totals[method]
+        if total is None:
+            print(f"| {name} | not judged in every sample | | | | |")
+            continue
+        low, high = wilson(total["correct"], total["judged"])
+        print(
+            f"| {name} | {total['correct']} of {total['judged']} "
+            f"({total['correct'] / total['judged']:.2f}) | [{low:.2f}, {high:.2f}] "
+            f"| {total['correct']} | {total['minimal']} | {total['wrong']} |"
+        )
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--make-items", metavar="DIR")
     parser.add_argument("--sample", type=int, choices=sorted(SAMPLES), default=1)
     parser.add_argument("--judgements", help="another annotator's judgements of the sample")
     parser.add_argument("--item-prefix", default="K", help="with --make-items: the items' letter")
+    parser.add_argument("--pool", help="samples pooled into one table, e.g. 3,4,5,6")
     arguments = parser.parse_args()
-    if arguments.make_items:
+    if arguments.pool:
+        pooled([int(sample) for sample in arguments.pool.split(",")])
+    elif arguments.make_items:
         make_items(arguments.make_items, arguments.sample, arguments.item_prefix)
     else:
         table(arguments.sample, arguments.judgements)
