@@ -7,6 +7,9 @@ The held-out blind judgement of results/alignment_eval/README.md. Run from the r
     HF_HUB_OFFLINE=1 python results/alignment_eval/judged_precision.py [--sample 2]
     # several samples pooled (the held-out table of the README)
     HF_HUB_OFFLINE=1 python results/alignment_eval/judged_precision.py --pool 3,4,5,6
+    # agreement of two annotators of one sample
+    python results/alignment_eval/judged_precision.py --sample 3 \
+        --agreement results/alignment_eval/mrpc_train_judgements_heldout3_second.jsonl
 
 Sample 1: 40 MRPC training paraphrases (label 1) drawn with `random.Random(2611)` from those
 not used by the first two checks (the ids of mrpc_train_word_gold.jsonl and
@@ -184,6 +187,33 @@ def table(sample: int, path: Optional[str] = None) -> None:
         )
 
 
+def cohen_kappa(first: Sequence[str], second: Sequence[str]) -> float:
+    """Cohen's kappa of two annotators' labels of the same items."""
+    observed = sum(a == b for a, b in zip(first, second)) / len(first)
+    expected = sum(
+        (first.count(label) / len(first)) * (second.count(label) / len(second))
+        for label in set(first) | set(second)
+    )
+    return (observed - expected) / (1 - expected)
+
+
+def agreement(sample: int, path: str) -> None:
+    """How the sample's judgements agree with another annotator's of the same items: share of
+    equal labels, Cohen's kappa over the three labels and over correct vs not."""
+    first, second = judged(sample), judged(sample, path)
+    keys = sorted(set(first) & set(second))
+    if not keys:
+        raise SystemExit(f"{path} judges none of sample {sample}'s items")
+    labels = [first[key] for key in keys], [second[key] for key in keys]
+    same = sum(a == b for a, b in zip(*labels))
+    binary = [[label == "correct" for label in side] for side in labels]
+    print(
+        f"{len(keys)} items judged by both: {same} equal labels ({same / len(keys):.2f}), "
+        f"Cohen's kappa {cohen_kappa(*labels):.2f}; "
+        f"correct vs not: kappa {cohen_kappa(*binary):.2f}"
+    )
+
+
 def pooled(samples: Sequence[int]) -> None:
     """Each aligner's judged pairs over several samples, with the correct pairs that hold no
     other correct pair of the same aligner (one per nested region)."""
@@ -234,8 +264,11 @@ if __name__ == "__main__":
     parser.add_argument("--judgements", help="another annotator's judgements of the sample")
     parser.add_argument("--item-prefix", default="K", help="with --make-items: the items' letter")
     parser.add_argument("--pool", help="samples pooled into one table, e.g. 3,4,5,6")
+    parser.add_argument("--agreement", metavar="FILE", help="agreement with another annotator")
     arguments = parser.parse_args()
-    if arguments.pool:
+    if arguments.agreement:
+        agreement(arguments.sample, arguments.agreement)
+    elif arguments.pool:
         pooled([int(sample) for sample in arguments.pool.split(",")])
     elif arguments.make_items:
         make_items(arguments.make_items, arguments.sample, arguments.item_prefix)
