@@ -211,6 +211,17 @@ def test_a_shortened_name_links_to_its_long_form_under_the_checks():
         assert link_words(*pair, content_checks=True) == ({(0, 0)} if linked else set()), short
 
 
+def test_forms_with_and_without_periods_link_under_the_checks():
+    source = sentence("U.S. Dr 1 am", pos=["PROPN", "PROPN", "NUM", "NOUN"])
+    target = sentence("US Dr. 1 a.m.", pos=["PROPN", "PROPN", "NUM", "NOUN"])
+    assert link_words(source, target) == {(2, 2)}
+    assert link_words(source, target, content_checks=True) == {(0, 0), (1, 1), (2, 2), (3, 3)}
+    # The pronoun "us" is no content word, so it never links to "U.S.".
+    pronoun = sentence("told us", pos=["VERB", "PRON"])
+    country = sentence("told U.S.", pos=["VERB", "PROPN"])
+    assert link_words(pronoun, country, content_checks=True) == {(0, 0)}
+
+
 def test_further_words_of_a_linked_name_add_no_content():
     # "Merrill 's report" / "Merrill Lynch 's report": "Lynch" is more of the linked name.
     source = sentence(

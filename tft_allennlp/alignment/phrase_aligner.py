@@ -26,12 +26,12 @@ The rules, in order (each is tested in `tests/alignment/phrase_aligner_test.py`)
    links to the noun "head" (a verb's "-ing" form and the noun written as the lemma do: "is
    working" / "the work"); and two numbers, or two proper nouns, link by their form only
    (never by similarity: "$4,450" is not "$4,500"), where numbers of the same value have the
-   same form ("four" / "4"), and so do a capitalised word and its written abbreviation
-   ("Corp." / "Corporation", `is_abbreviation`). Also with `content_checks`, a content word
-   still unlinked that is written as two or three adjacent unlinked words on the other side
-   links to each of them ("hostnames" / "host names", "reentry" / "re - entry": hyphens
-   between the parts are skipped); such one-to-many links support multi-word pairs but make no
-   single-word pair.
+   same form ("four" / "4"), and so do forms that differ only by periods ("U.S." / "US") and a
+   capitalised word and its written abbreviation ("Corp." / "Corporation", `is_abbreviation`).
+   Also with `content_checks`, a content word still unlinked that is written as two or three
+   adjacent unlinked words on the other side links to each of them ("hostnames" / "host
+   names", "reentry" / "re - entry": hyphens between the parts are skipped); such one-to-many
+   links support multi-word pairs but make no single-word pair.
 3. Phrase pairs. A source and a target phrase align when both are single words or both are
    multi-word phrases, at least one link lies inside the pair, and the pair is
    consistent: no word inside either phrase is linked to a word outside the other.
@@ -215,6 +215,8 @@ def link_words(
                 continue
             if word.lower() == other.lower():
                 evidence = 0
+            elif content_checks and _without_periods(word) == _without_periods(other):
+                evidence = 0  # "U.S." / "US", "Mr." / "Mr"
             elif (
                 content_checks
                 and tag == other_tag == "NUM"
@@ -270,6 +272,12 @@ def link_words(
                 ):
                     links.add((i, free_target[column]))
     return links
+
+
+def _without_periods(word: str) -> str:
+    """The lower-cased form without its periods ("U.S." -> "us"), for forms written with and
+    without them."""
+    return word.replace(".", "").lower()
 
 
 def _gerund_and_noun(one: ParsedSentence, i: int, other: ParsedSentence, j: int) -> bool:
