@@ -189,13 +189,14 @@ def table(sample: int, path: Optional[str] = None) -> None:
 
 
 def cohen_kappa(first: Sequence[str], second: Sequence[str]) -> float:
-    """Cohen's kappa of two annotators' labels of the same items."""
+    """Cohen's kappa of two annotators' labels of the same items (1 where both give every item
+    one and the same label, which leaves kappa undefined)."""
     observed = sum(a == b for a, b in zip(first, second)) / len(first)
     expected = sum(
         (first.count(label) / len(first)) * (second.count(label) / len(second))
         for label in set(first) | set(second)
     )
-    return (observed - expected) / (1 - expected)
+    return 1.0 if expected == 1 else (observed - expected) / (1 - expected)
 
 
 def agreement(sample: int, path: str) -> None:
