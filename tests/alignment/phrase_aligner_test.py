@@ -216,6 +216,12 @@ def test_forms_with_and_without_periods_link_under_the_checks():
     target = sentence("US Dr. 1 a.m.", pos=["PROPN", "PROPN", "NUM", "NOUN"])
     assert link_words(source, target) == {(2, 2)}
     assert link_words(source, target, content_checks=True) == {(0, 0), (1, 1), (2, 2), (3, 3)}
+    # Numbers link by value only: "3.5" is not "35".
+    assert link_words(
+        sentence("3.5 percent", pos=["NUM", "NOUN"]),
+        sentence("35 percent", pos=["NUM", "NOUN"]),
+        content_checks=True,
+    ) == {(1, 1)}
     # The pronoun "us" is no content word, so it never links to "U.S.".
     pronoun = sentence("told us", pos=["VERB", "PRON"])
     country = sentence("told U.S.", pos=["VERB", "PROPN"])

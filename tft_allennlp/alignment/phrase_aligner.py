@@ -215,7 +215,7 @@ def link_words(
                 continue
             if word.lower() == other.lower():
                 evidence = 0
-            elif content_checks and _without_periods(word) == _without_periods(other):
+            elif content_checks and _equal_without_periods(word, other):
                 evidence = 0  # "U.S." / "US", "Mr." / "Mr"
             elif (
                 content_checks
@@ -274,10 +274,11 @@ def link_words(
     return links
 
 
-def _without_periods(word: str) -> str:
-    """The lower-cased form without its periods ("U.S." -> "us"), for forms written with and
-    without them."""
-    return word.replace(".", "").lower()
+def _equal_without_periods(word: str, other: str) -> bool:
+    """Whether two words of letters and periods are the same without their periods, in any case
+    ("U.S." / "US", "Dr" / "Dr."); numbers are not ("3.5" is not "35")."""
+    forms = [form.replace(".", "") for form in (word, other)]
+    return all(form.isalpha() for form in forms) and forms[0].lower() == forms[1].lower()
 
 
 def _gerund_and_noun(one: ParsedSentence, i: int, other: ParsedSentence, j: int) -> bool:
