@@ -244,11 +244,11 @@ def test_further_words_of_a_linked_name_add_no_content():
     assert links == {(0, 0), (2, 3)}
     pairs = align_phrases(source, target, links, content_checks=True)
     assert ((0, 1), (0, 2)) in pairs and ((0, 2), (0, 3)) in pairs
-    # Not when both sides hold unlinked words of the name ("Mr. Delainey" / "Dave Delainey":
+    # Not when both sides hold unlinked words of the name ("John Delainey" / "Dave Delainey":
     # two first names), nor a proper noun apart from the linked name ("Bush 's report" /
     # "the report": an extra argument), nor next to a linked common noun ("Apple shares" /
     # "shares").
-    source = two_words("Mr. Delainey", ["PROPN", "PROPN"])
+    source = two_words("John Delainey", ["PROPN", "PROPN"])
     target = two_words("Dave Delainey", ["PROPN", "PROPN"])
     links = link_words(source, target, content_checks=True)
     assert links == {(1, 1)}
@@ -264,6 +264,89 @@ def test_further_words_of_a_linked_name_add_no_content():
     links = link_words(source, target, content_checks=True)
     assert links == {(1, 1)}
     assert ((0, 1), (0, 1)) not in align_phrases(source, target, links, content_checks=True)
+
+
+def test_a_title_stands_for_a_first_name_but_not_for_another_title():
+    def name_pair(first, other):
+        source, target = two_words(first, ["PROPN", "PROPN"]), two_words(other, ["PROPN", "PROPN"])
+        links = link_words(source, target, content_checks=True)
+        assert links == {(1, 1)}
+        return ((0, 1), (0, 1)) in align_phrases(source, target, links, content_checks=True)
+
+    # "Mr Hicks" / "David Hicks", "Dr Hollingworth" / "Peter Hollingworth": one person.
+    assert name_pair("Mr Hicks", "David Hicks")
+    assert name_pair("Peter Hollingworth", "Dr. Hollingworth")
+    assert name_pair("Gen. Myers", "Richard Myers")
+    # Two titles ("Mr. Smith" / "Mrs. Smith") or two first names are two people.
+    assert not name_pair("Mr. Smith", "Mrs. Smith")
+    assert not name_pair("John Smith", "Jane Smith")
+    # A title tagged as a common noun is still a word of the name.
+    source = sentence("Mr Hicks", pos=["NOUN", "PROPN"], phrases=[(0, 1), (1, 1)])
+    target = two_words("David Hicks", ["PROPN", "PROPN"])
+    links = link_words(source, target, content_checks=True)
+    assert ((0, 1), (0, 1)) in align_phrases(source, target, links, content_checks=True)
+
+
+def test_an_acronym_links_to_each_word_it_shortens():
+    source = sentence("WHO spokeswoman", pos=["PROPN", "NOUN"], phrases=[(0, 1), (1, 1)])
+    target = sentence(
+        "World Health Organization spokeswoman",
+        pos=["PROPN", "PROPN", "PROPN", "NOUN"],
+        phrases=[(0, 2), (0, 3), (3, 3)],
+    )
+    assert link_words(source, target) == {(1, 3)}
+    links = link_words(source, target, content_checks=True)
+    assert links == {(0, 0), (0, 1), (0, 2), (1, 3)}
+    pairs = align_phrases(source, target, links, content_checks=True)
+    assert ((0, 1), (0, 3)) in pairs and ((1, 1), (3, 3)) in pairs
+    # Either way round, with periods in the acronym, and connectors inside the name that give
+    # no letter ("Pratt & Whitney", "Bureau of Investigation"); the connectors stay unlinked.
+    pos = ["PROPN", "CCONJ", "PROPN"]
+    assert link_words(sentence("New York"), sentence("N.Y."), content_checks=True) == {
+        (0, 0),
+        (1, 0),
+    }
+    pratt = sentence("Pratt & Whitney", pos=pos)
+    assert link_words(sentence("P&W"), pratt, content_checks=True) == {(0, 0), (0, 2)}
+    fbi = sentence("the Federal Bureau of Investigation", pos=["DET"] + ["PROPN"] * 4)
+    assert link_words(sentence("FBI"), fbi, content_checks=True) == {(0, 1), (0, 2), (0, 4)}
+    # Not in lower case ("who"), not other initials, not a connector at the start, and not
+    # without the checks.
+    for acronym, name in [
+        ("who", "World Health Organization"),
+        ("WTO", "World Health Organization"),
+        ("OP", "of Pratt"),
+    ]:
+        assert link_words(sentence(acronym), sentence(name), content_checks=True) == set(), name
+    assert link_words(sentence("P&W"), pratt) == set()
+
+
+def test_a_percent_sign_is_the_word_percent_under_the_checks():
+    source = sentence("30.4 %", pos=["NUM", "NOUN"], phrases=[(0, 1), (0, 0), (1, 1)])
+    assert link_words(source, sentence("30.4 percent", pos=["NUM", "NOUN"])) == {(0, 0)}
+    percent = sentence("30.4 percent", pos=["NUM", "NOUN"])
+    assert link_words(source, percent, content_checks=True) == {(0, 0), (1, 1)}
+    per_cent = sentence("30.4 per cent", pos=["NUM", "ADP", "NOUN"], phrases=[(0, 2), (0, 0)])
+    links = link_words(source, per_cent, content_checks=True)
+    assert links == {(0, 0), (1, 1), (1, 2)}
+    assert ((0, 1), (0, 2)) in align_phrases(source, per_cent, links, content_checks=True)
+
+
+def test_a_name_spelt_two_ways_links_under_the_checks():
+    for one, other, linked in [
+        ("Qaeda", "Qaida", True),  # 8 of 10 letters matched: 0.8
+        ("Domecq", "Domeq", True),
+        ("Zulifquar", "Zulfiqar", True),
+        ("Daniel", "Daniels", False),  # one begins the other
+        ("Kerry", "Berry", False),  # another first letter
+        ("Iran", "Iraq", False),  # 0.75
+        ("Hassan", "Hussein", False),  # 0.62
+    ]:
+        pair = (sentence(one, pos=["PROPN"]), sentence(other, pos=["PROPN"]))
+        assert link_words(*pair, content_checks=True) == ({(0, 0)} if linked else set()), one
+        assert link_words(*pair) == set()
+    # Proper nouns only: common nouns spelt alike are other words.
+    assert link_words(sentence("cards"), sentence("carts"), content_checks=True) == set()
 
 
 def test_a_lemma_links_words_of_one_kind_only():

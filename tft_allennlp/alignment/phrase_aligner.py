@@ -26,12 +26,16 @@ The rules, in order (each is tested in `tests/alignment/phrase_aligner_test.py`)
    links to the noun "head" (a verb's "-ing" form and the noun written as the lemma do: "is
    working" / "the work"); and two numbers, or two proper nouns, link by their form only
    (never by similarity: "$4,450" is not "$4,500"), where numbers of the same value have the
-   same form ("four" / "4"), and so do forms that differ only by periods ("U.S." / "US") and a
-   capitalised word and its written abbreviation ("Corp." / "Corporation", `is_abbreviation`).
-   Also with `content_checks`, a content word still unlinked that is written as two or three
-   adjacent unlinked words on the other side links to each of them ("hostnames" / "host
-   names", "reentry" / "re - entry": hyphens between the parts are skipped); such one-to-many
-   links support multi-word pairs but make no single-word pair.
+   same form ("four" / "4"), and so do forms that differ only by periods ("U.S." / "US"), a
+   symbol and the word it is read as ("%" / "percent", `WRITTEN_OUT`), a capitalised word and
+   its written abbreviation ("Corp." / "Corporation", `is_abbreviation`), and, after those, a
+   name spelt two ways ("Qaeda" / "Qaida", `is_spelling_variant`). Also with `content_checks`,
+   a word in capitals still unlinked links to each capitalised word of a run of unlinked words
+   on the other side whose initials it is ("WHO" / "World Health Organization", "P&W" / "Pratt &
+   Whitney"), and a content word still unlinked that is written as two or three adjacent
+   unlinked words on the other side links to each of them ("hostnames" / "host names",
+   "reentry" / "re - entry": hyphens between the parts are skipped; "%" / "per cent"); such
+   one-to-many links support multi-word pairs but make no single-word pair.
 3. Phrase pairs. A source and a target phrase align when both are single words or both are
    multi-word phrases, at least one link lies inside the pair, and the pair is
    consistent: no word inside either phrase is linked to a word outside the other.
@@ -48,6 +52,9 @@ The rules, in order (each is tested in `tests/alignment/phrase_aligner_test.py`)
    Unlinked proper nouns next to a linked proper noun, in one run of proper nouns, are more
    words of a name both sides share and add no content ("Merrill 's" / "Merrill Lynch 's",
    "the Cubs" / "the Chicago Cubs"), as long as the other side has no unlinked proper noun.
+   A courtesy title or rank (`TITLES`) in such a run is a word of the name that stands for a
+   first name ("Mr Hicks" / "David Hicks"), but unlinked titles on both sides are two people
+   ("Mr. Smith" / "Mrs. Smith").
 5. One span per region (`tightest_spans`, on by default). Pairs with the same links inside
    them cover the same region; the tightest of them are kept (no other pair of the group lies
    inside them), and a wider one only when the words it adds are the same on both sides, any
@@ -60,6 +67,7 @@ Without `content_checks` and `tightest_spans` (rules 1-3 and 6 alone) this is th
 that the project used before issue 19, kept for comparison.
 """
 
+import difflib
 from typing import TYPE_CHECKING, Callable, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 import numpy
@@ -86,6 +94,17 @@ POLARITY_LEMMAS = frozenset(
 # judged correct at 0.85 or more on the development samples of results/alignment_eval (0.5
 # before: 0.78 there); held out, 0.87 against 0.79, with 0.89 as many correct pairs.
 SIMILARITY_THRESHOLD = 0.65
+# Courtesy titles and abbreviated ranks, without their period (rule 4): words that stand before a
+# name instead of a first name ("Mr Hicks" / "David Hicks").
+TITLES = frozenset(
+    {"mr", "mrs", "ms", "miss", "dr", "prof", "sir", "rev", "gen", "col", "capt", "lt", "sgt"}
+    | {"maj", "adm", "cmdr", "sen", "rep", "gov"}
+)
+# Words that may stand between the capitalised words of a name written out without giving its
+# acronym a letter ("Pratt & Whitney" / "P&W", "Federal Bureau of Investigation" / "FBI").
+ACRONYM_CONNECTORS = frozenset({"of", "and", "&", "for", "the", "-"})
+# Symbols written out as a word (rule 2, `content_checks`): "30.4 %" / "30.4 percent".
+WRITTEN_OUT = {"%": "percent"}
 SUBJECTS = frozenset({"nsubj", "nsubjpass", "csubj", "csubjpass", "expl"})
 VERB_PREFIX = frozenset({"aux", "auxpass", "neg"})
 
@@ -215,6 +234,8 @@ def link_words(
                 continue
             if word.lower() == other.lower():
                 evidence = 0
+            elif content_checks and _written_form(word) == _written_form(other):
+                evidence = 0  # "%" / "percent"
             elif content_checks and _equal_without_periods(word, other):
                 evidence = 0  # "U.S." / "US", "Mr." / "Mr"
             elif (
@@ -228,6 +249,10 @@ def link_words(
                 evidence = 1
             elif content_checks and is_abbreviation(word, other):
                 evidence = 1  # "Corp." / "Corporation"
+            elif (
+                content_checks and tag == other_tag == "PROPN" and is_spelling_variant(word, other)
+            ):
+                evidence = 2  # "Qaeda" / "Qaida"
             elif (
                 synonyms is not None
                 and tag not in FORM_ONLY_POS  # names and numbers link by form only
@@ -249,6 +274,7 @@ def link_words(
             linked_source.add(i)
             linked_target.add(j)
     if content_checks:
+        links |= _acronym_links(source, target, linked_source, linked_target)
         links |= _compound_links(source, target, linked_source, linked_target)
     if similarity is not None:
         free_source = [
@@ -272,6 +298,92 @@ def link_words(
                 ):
                     links.add((i, free_target[column]))
     return links
+
+
+def is_spelling_variant(word: str, other: str) -> bool:
+    """Whether two names are one name spelt two ways, as transliterations are ("Qaeda" /
+    "Qaida", "Domecq" / "Domeq", "Zulifquar" / "Zulfiqar"): words of five or more letters with
+    the same first letter, neither beginning the other (not "Daniel" / "Daniels", nor "Japan"
+    / "Japanese"), whose letters match at 0.8 or more (`difflib`'s ratio: twice the matched
+    letters over both lengths)."""
+    one, two = word.lower(), other.lower()
+    return (
+        min(len(one), len(two)) >= 5
+        and one.isalpha()
+        and two.isalpha()
+        and one[0] == two[0]
+        and not one.startswith(two)
+        and not two.startswith(one)
+        and difflib.SequenceMatcher(None, one, two).ratio() >= 0.8
+    )
+
+
+def _written_form(word: str) -> str:
+    """The lower-cased word, a symbol written out ("%" -> "percent")."""
+    return WRITTEN_OUT.get(word, word.lower())
+
+
+def _is_title(word: str) -> bool:
+    """A courtesy title or an abbreviated rank, with or without its period ("Mr", "Gen.")."""
+    return word.rstrip(".").lower() in TITLES
+
+
+def _acronym_links(
+    source: ParsedSentence,
+    target: ParsedSentence,
+    linked_source: Set[int],
+    linked_target: Set[int],
+) -> Set[Tuple[int, int]]:
+    """
+    Rule 2, an acronym and the name it shortens: `(i, j)` for each capitalised word `j` of the
+    run of words that source word `i`, written in capitals, gives the initials of ("WHO" /
+    "World Health Organization", "N.Y." / "New York", "P&W" / "Pratt & Whitney"), and the same
+    the other way round. Connectors (`ACRONYM_CONNECTORS`) may stand between the capitalised
+    words. Only words not in `linked_source` / `linked_target` take part; both sets are
+    updated.
+    """
+    links: Set[Tuple[int, int]] = set()
+    for one, other, one_linked, other_linked, flip in (
+        (source, target, linked_source, linked_target, False),
+        (target, source, linked_target, linked_source, True),
+    ):
+        for i, word in enumerate(one.words):
+            letters = word.replace(".", "").replace("&", "")
+            if i in one_linked or not (2 <= len(letters) <= 6 and letters.isalpha()):
+                continue
+            if not letters.isupper():
+                continue
+            run = _initials_run(other, other_linked, letters)
+            if run is None:
+                continue
+            one_linked.add(i)
+            other_linked.update(run)
+            links.update((j, i) if flip else (i, j) for j in run)
+    return links
+
+
+def _initials_run(sentence: ParsedSentence, linked: Set[int], letters: str) -> Optional[List[int]]:
+    """The first run of unlinked capitalised words (connectors between them) whose initials are
+    `letters`, as positions of the capitalised words; None when there is none."""
+
+    def capitalised(k: int) -> bool:
+        word = sentence.words[k]
+        return k not in linked and word[:1].isupper() and word.isalpha() and not word.isupper()
+
+    for start in range(len(sentence.words)):
+        if not capitalised(start):
+            continue
+        run: List[int] = []
+        k = start
+        while k < len(sentence.words) and len(run) < len(letters):
+            if capitalised(k) and sentence.words[k][0] == letters[len(run)]:
+                run.append(k)
+            elif not (sentence.words[k].lower() in ACRONYM_CONNECTORS and k not in linked):
+                break
+            k += 1
+        if len(run) == len(letters):
+            return run
+    return None
 
 
 def _equal_without_periods(word: str, other: str) -> bool:
@@ -333,7 +445,7 @@ def _compound_links(
     ):
         forms = split_forms(other, other_linked)
         for i, (word, tag) in enumerate(zip(one.words, one.pos)):
-            parts = forms.get(word.lower())
+            parts = forms.get(_written_form(word))  # "%" / "per cent" too
             if tag not in CONTENT_POS or i in one_linked or parts is None:
                 continue
             if any(part in other_linked for part in parts):
@@ -403,7 +515,7 @@ def _same_content(
     """Rule 4: the same kinds of unlinked substantive words on both sides, and no unlinked
     number or proper noun on both sides; `linked`: the linked words of each side."""
     linked_source, linked_target = linked
-    kinds, facts = [], []
+    kinds, facts, titles = [], [], []
     for sentence, span, side in (
         (source, pair[0], linked_source),
         (target, pair[1], linked_target),
@@ -412,7 +524,12 @@ def _same_content(
         # "Merrill Lynch 's"), unless both sides hold such words (the facts check below).
         names = _name_parts(sentence, span, side)
         unlinked = [k for k in range(span[0], span[1] + 1) if k not in side]
-        facts.append({sentence.pos[k] for k in unlinked} & FORM_ONLY_POS)
+        # A title before a name is no fact of its own ("Mr Hicks" / "David Hicks"), but two
+        # different titles are ("Mr. Smith" / "Mrs. Smith").
+        titles.append(any(_is_title(sentence.words[k]) for k in unlinked))
+        facts.append(
+            {sentence.pos[k] for k in unlinked if not _is_title(sentence.words[k])} & FORM_ONLY_POS
+        )
         unlinked = [k for k in unlinked if k not in names]
         kinds.append(
             sorted(
@@ -422,17 +539,18 @@ def _same_content(
             )
         )
     # Both sides with an unlinked number (or proper noun): amounts (names) that differ.
-    return kinds[0] == kinds[1] and not facts[0] & facts[1]
+    return kinds[0] == kinds[1] and not facts[0] & facts[1] and not (titles[0] and titles[1])
 
 
 def _name_parts(sentence: ParsedSentence, span: Span, linked: Set[int]) -> Set[int]:
-    """The unlinked proper nouns of `span` that stand in one run of adjacent proper nouns with a
-    linked proper noun: further words of a name that is linked ("Lynch" of "Merrill Lynch")."""
+    """The unlinked proper nouns of `span` that stand in one run of adjacent proper nouns (and
+    titles) with a linked proper noun: further words of a name that is linked ("Lynch" of
+    "Merrill Lynch", "Mr" of "Mr Hicks")."""
     parts: Set[int] = set()
     start = span[0]
     while start <= span[1]:
         end = start
-        while end <= span[1] and sentence.pos[end] == "PROPN":
+        while end <= span[1] and (sentence.pos[end] == "PROPN" or _is_title(sentence.words[end])):
             end += 1
         run = range(start, end)
         if any(k in linked for k in run):
