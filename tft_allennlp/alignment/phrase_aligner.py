@@ -328,6 +328,20 @@ def _is_title(word: str) -> bool:
     return word.rstrip(".").lower() in TITLES
 
 
+def _both_ways(
+    source: ParsedSentence,
+    target: ParsedSentence,
+    linked_source: Set[int],
+    linked_target: Set[int],
+) -> Tuple[Tuple[ParsedSentence, ParsedSentence, Set[int], Set[int], bool], ...]:
+    """For one-to-many links looked for in both directions: (one side, the other, their linked
+    words, whether the links must be flipped to read (source, target))."""
+    return (
+        (source, target, linked_source, linked_target, False),
+        (target, source, linked_target, linked_source, True),
+    )
+
+
 def _acronym_links(
     source: ParsedSentence,
     target: ParsedSentence,
@@ -343,15 +357,14 @@ def _acronym_links(
     updated.
     """
     links: Set[Tuple[int, int]] = set()
-    for one, other, one_linked, other_linked, flip in (
-        (source, target, linked_source, linked_target, False),
-        (target, source, linked_target, linked_source, True),
+    for one, other, one_linked, other_linked, flip in _both_ways(
+        source, target, linked_source, linked_target
     ):
         for i, word in enumerate(one.words):
             letters = word.replace(".", "").replace("&", "")
             if i in one_linked or not (2 <= len(letters) <= 6 and letters.isalpha()):
                 continue
-            if not letters.isupper():
+            if not letters.isupper():  # an acronym is written in capitals
                 continue
             run = _initials_run(other, other_linked, letters)
             if run is None:
@@ -439,9 +452,8 @@ def _compound_links(
         return found
 
     links: Set[Tuple[int, int]] = set()
-    for one, other, one_linked, other_linked, flip in (
-        (source, target, linked_source, linked_target, False),
-        (target, source, linked_target, linked_source, True),
+    for one, other, one_linked, other_linked, flip in _both_ways(
+        source, target, linked_source, linked_target
     ):
         forms = split_forms(other, other_linked)
         for i, (word, tag) in enumerate(zip(one.words, one.pos)):
@@ -526,9 +538,10 @@ def _same_content(
         unlinked = [k for k in range(span[0], span[1] + 1) if k not in side]
         # A title before a name is no fact of its own ("Mr Hicks" / "David Hicks"), but two
         # different titles are ("Mr. Smith" / "Mrs. Smith").
-        titles.append(any(_is_title(sentence.words[k]) for k in unlinked))
+        unlinked_titles = {k for k in unlinked if _is_title(sentence.words[k])}
+        titles.append(bool(unlinked_titles))
         facts.append(
-            {sentence.pos[k] for k in unlinked if not _is_title(sentence.words[k])} & FORM_ONLY_POS
+            {sentence.pos[k] for k in unlinked if k not in unlinked_titles} & FORM_ONLY_POS
         )
         unlinked = [k for k in unlinked if k not in names]
         kinds.append(
