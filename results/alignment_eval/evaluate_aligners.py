@@ -3,11 +3,19 @@ The first table of results/alignment_eval/README.md: each aligner against the MR
 word-alignment gold and the project's own gold. Run from the repository root:
 
     HF_HUB_OFFLINE=1 python results/alignment_eval/evaluate_aligners.py
+    # the links between different words that only the old aligner's consistent pairs cover
+    HF_HUB_OFFLINE=1 python results/alignment_eval/evaluate_aligners.py --missed
 """
 
 import json
 import site
+import sys
 
+from tft_allennlp.alignment.evaluation import (
+    consistent,
+    glue_pair_sentences,
+    read_word_alignment_gold,
+)
 from tft_allennlp.alignment.phrase_aligners import SyntacticPhraseAligner
 from tft_allennlp.alignment.pipeline import Aligner, evaluate, evaluate_against_word_links
 
@@ -60,5 +68,39 @@ def main() -> None:
         json.dump(rows, handle, indent=1)
 
 
+def missed() -> None:
+    """Each sure link between different words that a consistent pair of the old aligner covers
+    and no consistent pair of today's similarity default does, with the old aligner's tightest
+    such pair."""
+    old = Aligner("en_core_web_sm", SyntacticPhraseAligner(**OLD))
+    new = Aligner("en_core_web_sm", SyntacticPhraseAligner(embeddings=MINILM))
+    golds = read_word_alignment_gold(GOLD, glue_pair_sentences(SENTENCES), old.split_words)
+    for gold in golds:
+        source, target = old.parse_words(gold.source), old.parse_words(gold.target)
+        covering = {}
+        for name, aligner in (("old", old), ("new", new)):
+            pairs = [(tuple(s), tuple(t)) for s, t in aligner.align(source, target)["alignments"]]
+            covering[name] = [pair for pair in pairs if consistent(pair, gold.sure, gold.possible)]
+        for i, j in sorted(gold.sure):
+            if gold.source[i].lower() == gold.target[j].lower():
+                continue
+            found = {
+                name: [(s, t) for s, t in pairs if s[0] <= i <= s[1] and t[0] <= j <= t[1]]
+                for name, pairs in covering.items()
+            }
+            if found["old"] and not found["new"]:
+                s, t = min(
+                    found["old"], key=lambda pair: pair[0][1] - pair[0][0] + pair[1][1] - pair[1][0]
+                )
+                print(
+                    f"{gold.id} {gold.source[i]!r} / {gold.target[j]!r}: "
+                    f"{' '.join(gold.source[s[0] : s[1] + 1])} / "
+                    f"{' '.join(gold.target[t[0] : t[1] + 1])}"
+                )
+
+
 if __name__ == "__main__":
-    main()
+    if "--missed" in sys.argv[1:]:
+        missed()
+    else:
+        main()

@@ -7,6 +7,8 @@ The held-out blind judgement of results/alignment_eval/README.md. Run from the r
     HF_HUB_OFFLINE=1 python results/alignment_eval/judged_precision.py [--sample 2]
     # several samples pooled (the held-out table of the README)
     HF_HUB_OFFLINE=1 python results/alignment_eval/judged_precision.py --pool 3,4,5,6,8
+    # the old aligner's correct regions that today's aligners miss
+    HF_HUB_OFFLINE=1 python results/alignment_eval/judged_precision.py --regions 3,4,5,6
     # agreement of two annotators of one sample
     python results/alignment_eval/judged_precision.py --sample 3 \
         --agreement results/alignment_eval/mrpc_train_judgements_heldout3_second.jsonl
@@ -218,14 +220,67 @@ def agreement(sample: int, path: str) -> None:
     )
 
 
+def inside(pair: Tuple, other: Tuple) -> bool:
+    """`pair`'s spans lie inside `other`'s, in the same sentence pair."""
+    (pair_id, (s0, s1), (t0, t1)), (other_id, (os0, os1), (ot0, ot1)) = pair, other
+    return pair_id == other_id and os0 <= s0 <= s1 <= os1 and ot0 <= t0 <= t1 <= ot1
+
+
+def overlap(pair: Tuple, other: Tuple) -> bool:
+    """The two pairs share words on both sides, in the same sentence pair."""
+    (pair_id, (s0, s1), (t0, t1)), (other_id, (os0, os1), (ot0, ot1)) = pair, other
+    return pair_id == other_id and s0 <= os1 and os0 <= s1 and t0 <= ot1 and ot0 <= t1
+
+
+def minimal(pairs: Sequence[Tuple]) -> List[Tuple]:
+    """The pairs that hold no other of `pairs` (one per nested region)."""
+    return [key for key in pairs if not any(other != key and inside(other, key) for other in pairs)]
+
+
+def regions(samples: Sequence[int]) -> None:
+    """Over several samples: the old aligner's correct regions (its correct pairs that hold no
+    other of its correct pairs) that today's aligners miss (no correct pair of theirs overlaps
+    one on both sides), and their own correct regions that no correct pair of the old overlaps."""
+    methods = ("old", "new", "new_emb_065")
+    counts = {method: {"missed": 0, "mine": 0, "only_mine": 0} for method in methods[1:]}
+    total = 0
+    for sample in samples:
+        proposed, _, _ = proposals(sample, methods)
+        labels = judged(sample)
+        correct = {
+            method: [
+                key
+                for key, found in proposed.items()
+                if method in found and labels[key] == "correct"
+            ]
+            for method in methods
+        }
+        old = minimal(correct["old"])
+        total += len(old)
+        for method in methods[1:]:
+            mine = minimal(correct[method])
+            counts[method]["missed"] += sum(
+                not any(overlap(key, other) for other in correct[method]) for key in old
+            )
+            counts[method]["mine"] += len(mine)
+            counts[method]["only_mine"] += sum(
+                not any(overlap(key, other) for other in correct["old"]) for key in mine
+            )
+    print(
+        f"| aligner | old aligner's regions missed, samples {', '.join(map(str, samples))} "
+        "| own regions | of them, none of the old's overlapping |"
+    )
+    print("|---|---|---|---|")
+    for method, count in counts.items():
+        print(
+            f"| {NAMES[method]} | {count['missed']} of {total} | {count['mine']} "
+            f"| {count['only_mine']} |"
+        )
+
+
 def pooled(samples: Sequence[int]) -> None:
     """Each aligner's judged pairs over several samples, with the correct pairs that hold no
     other correct pair of the same aligner (one per nested region)."""
-
-    def inside(pair: Tuple, other: Tuple) -> bool:
-        """`pair`'s spans lie inside `other`'s, in the same sentence pair."""
-        (pair_id, (s0, s1), (t0, t1)), (other_id, (os0, os1), (ot0, ot1)) = pair, other
-        return pair_id == other_id and os0 <= s0 <= s1 <= os1 and ot0 <= t0 <= t1 <= ot1
 
     totals = {method: {"correct": 0, "judged": 0, "wrong": 0, "minimal": 0} for method in NAMES}
     for sample in samples:
@@ -240,9 +295,7 @@ def pooled(samples: Sequence[int]) -> None:
             totals[method]["correct"] += len(correct)
             totals[method]["judged"] += len(mine)
             totals[method]["wrong"] += sum(labels[key] == "wrong" for key in mine)
-            totals[method]["minimal"] += sum(
-                not any(other != key and inside(other, key) for other in correct) for key in correct
-            )
+            totals[method]["minimal"] += len(minimal(correct))
     print(
         f"| aligner | correct of judged, samples {', '.join(map(str, samples))} | 95% interval "
         "| correct pairs found | of them, one per nested region | wrong |"
@@ -269,8 +322,11 @@ if __name__ == "__main__":
     parser.add_argument("--item-prefix", default="K", help="with --make-items: the items' letter")
     parser.add_argument("--pool", help="samples pooled into one table, e.g. 3,4,5,6")
     parser.add_argument("--agreement", metavar="FILE", help="agreement with another annotator")
+    parser.add_argument("--regions", help="the old aligner's regions missed, e.g. 3,4,5,6")
     arguments = parser.parse_args()
-    if arguments.agreement:
+    if arguments.regions:
+        regions([int(sample) for sample in arguments.regions.split(",")])
+    elif arguments.agreement:
         agreement(arguments.sample, arguments.agreement)
     elif arguments.pool:
         pooled([int(sample) for sample in arguments.pool.split(",")])
