@@ -18,6 +18,7 @@ from tft_allennlp.commands.experiment import run_experiment, write_outputs
 from tft_allennlp.experiments import ExperimentSpec, collect_results, tuned_choices
 from tft_allennlp.experiments.outcomes import tuned_choice
 from tft_allennlp.experiments.report import markdown_table, plot
+from tft_allennlp.experiments.reuse import config_difference
 from tft_allennlp.experiments.runner import ExperimentRunner, multitask_overrides, parse_shard
 from tft_allennlp.experiments.spec import split_variant
 
@@ -523,6 +524,91 @@ def test_report_only_rewrites_the_outputs_without_running_anything(experiment):
     assert open(os.path.join(output, "spec.json")).read() == spec  # the spec reported with
 
 
+def test_a_grid_takes_the_runs_another_grid_finished_with_the_same_config(experiment, tmp_path):
+    source = experiment.output_dir
+    spec_values = {
+        key: value for key, value in json.loads(experiment.dumps()).items() if key != "output_dir"
+    }
+
+    def grid(name, **values):
+        spec = ExperimentSpec(
+            output_dir=str(tmp_path / name), **{**spec_values, "reuse_from": [source], **values}
+        )
+        with forked_experiment_runs():
+            statuses = run_experiment(spec)
+        attempts = [json.loads(line) for line in open(tmp_path / name / "attempts.jsonl")]
+        return spec, statuses, {a["directory"]: a["outcome"] for a in attempts}
+
+    def distinct(spec):
+        runs = [*spec.injection_runs(), *spec.sweep_runs(), *spec.glue_runs(tuned_choices(spec))]
+        return {os.path.relpath(run.directory, spec.output_dir) for run in runs}
+
+    # The same grid: every run is taken, none trained.
+    same, statuses, outcomes = grid("same")
+    assert outcomes == {relative: "reused" for relative in distinct(experiment)}
+    assert set(statuses.values()) == {"done"}
+    for relative in outcomes:
+        theirs, mine = os.path.join(source, relative), os.path.join(same.output_dir, relative)
+        assert (
+            open(os.path.join(mine, "metrics.json")).read()
+            == open(os.path.join(theirs, "metrics.json")).read()
+        )
+        # The record of what ran is the other grid's; where it came from is said beside it.
+        assert (
+            open(os.path.join(mine, "config.json")).read()
+            == open(os.path.join(theirs, "config.json")).read()
+        )
+        assert json.loads(open(os.path.join(mine, "reused_from.json")).read()) == {
+            "grid": source,
+            "run": theirs,
+        }
+        assert not [name for name in os.listdir(mine) if name.endswith((".th", ".tar.gz"))]
+    # The injected encoder is hard-linked, not trained again.
+    mine = os.path.join(same.output_dir, "injection/tiny/tft/encoder/model.safetensors")
+    theirs = os.path.join(source, "injection/tiny/tft/encoder/model.safetensors")
+    assert os.stat(mine).st_ino == os.stat(theirs).st_ino
+    assert collect_results(same) == [
+        {**row, "directory": row["directory"].replace(source, same.output_dir)}
+        for row in collect_results(experiment)
+    ]
+
+    # Another injection seed and a new fine-tuning seed: the injection and the fine-tunings of
+    # its encoder run here (their GLUE configs are the same, their encoder is not), and so do
+    # the base model's runs of seed 3; the base model's runs of seed 1 and the sweep are taken.
+    other, _, outcomes = grid("other", injection_seeds=[2], seeds=[1, 3])
+    sweep = {f"glue/tiny/none/{candidate}/stsb/n8/seed1" for candidate in ("paper", "lr0.003")}
+    assert {relative for relative, outcome in outcomes.items() if outcome == "reused"} == sweep
+    trained = {relative for relative, outcome in outcomes.items() if outcome == "done"}
+    assert "injection/tiny/tft" in trained and trained == distinct(other) - sweep
+    # Of seed 1, only the fine-tunings of the injected encoder ran again.
+    again = {relative for relative in trained if relative.endswith("seed1")}
+    assert again and {relative.split("/")[2] for relative in again} == {"tft"}
+    with pytest.raises(ConfigurationError, match="own output_dir"):
+        ExperimentSpec(output_dir=source, **{**spec_values, "reuse_from": [source + "/"]})
+
+
+def test_configs_are_compared_with_the_other_grids_paths_read_as_this_ones():
+    mine = {
+        "model": {"model_name": "/b/injection/tiny/tft/encoder", "lr": 1e-4},
+        "train_data_path": "/data/train.tsv",
+        "trainer": {"callbacks": [{"type": "tft_rng_checkpoint"}]},
+    }
+    theirs = {
+        "model": {"model_name": "/a/injection/tiny/tft/encoder", "lr": 1e-4},
+        "train_data_path": "/data/train.tsv",
+        "trainer": {"callbacks": [{"type": "tft_rng_checkpoint"}]},
+    }
+    assert config_difference(mine, theirs, "/a", "/b") is None
+    # A path outside the other grid is compared as it is.
+    assert config_difference(mine, theirs, "/data", "/b") == "model.model_name"
+    assert config_difference(
+        mine, {**theirs, "model": {**theirs["model"], "lr": 2e-4}}, "/a", "/b"
+    ) == ("model.lr")
+    assert config_difference(mine, {**theirs, "extra": 1}, "/a", "/b") == "extra"
+    fewer = {**theirs, "trainer": {"callbacks": []}}
+    assert config_difference(mine, fewer, "/a", "/b") == "trainer.callbacks"
+
+
 def test_metric_epoch_best_reports_the_best_epochs_scores(tmp_path):
     spec = ExperimentSpec(
         output_dir=str(tmp_path),
@@ -945,6 +1031,10 @@ def test_the_claims_specs_describe_their_grids(tmp_path):
     assert len(list(ablations.injection_runs())) == 4
     chosen = {key: "paper" for key in ablations.tuned_keys()}
     assert len(list(ablations.glue_runs(chosen))) == 5 * 2 * 3
+    # Both take the runs they share with the committed grids (paths from the repository root).
+    for spec in (distant, ablations):
+        assert "results/claims_size_cpu/experiment" in spec.reuse_from
+        assert all((PROJECT_ROOT / grid / "spec.json").exists() for grid in spec.reuse_from)
 
 
 def test_a_custom_variant_injects_its_own_corpus_with_its_own_overrides():

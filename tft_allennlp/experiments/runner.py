@@ -26,8 +26,11 @@ Parallel and distributed execution:
   same host is taken over. A run that failed for good leaves `DIRECTORY.failed` so that the
   shards waiting for it stop waiting.
 
+A run that another grid of the spec's `reuse_from` finished with the same config is taken from
+there instead (`reuse.py`).
+
 Every attempt is appended to `attempts.jsonl` in the output directory (directory, host, pid,
-start and end times, outcome).
+start and end times, outcome: "done", "failed" or "reused").
 """
 
 import concurrent.futures
@@ -44,6 +47,7 @@ from typing import IO, Any, Dict, List, Optional, Sequence, Tuple
 
 from tft_allennlp.commands.export import export_encoder
 from tft_allennlp.experiments.outcomes import Run, is_finished, tuned_choice
+from tft_allennlp.experiments.reuse import copy_run, find_reusable, rendered_config, reused_source
 from tft_allennlp.experiments.spec import (
     ExperimentSpec,
     GlueRun,
@@ -357,16 +361,21 @@ class ExperimentRunner:
             json.dump({"reason": reason, "log": logs[0] if logs else None}, marker)
 
     def _attempt(self, run: Run, slot: int) -> bool:
-        """Runs `run` (retrying) in job slot `slot`; True on success."""
+        """Runs `run` in job slot `slot` (retrying) or takes it from another grid; True: done."""
         if os.path.exists(run.directory + ".failed"):
             os.remove(run.directory + ".failed")  # a new attempt of a run that failed before
+        environment = self._environment(slot)
+        started = time.time()
+        if self._reuse(run, environment):
+            self._record(run, started, "reused")
+            return True
         for attempt in range(1 + self.spec.retries):
             if attempt:
                 logger.warning("Retrying %s (attempt %d)", run.directory, attempt + 1)
             started = time.time()
             logger.info("Starting %s", run.directory)
-            succeeded = self._execute(run, self._environment(slot))
-            self._record(run, started, succeeded)
+            succeeded = self._execute(run, environment)
+            self._record(run, started, "done" if succeeded else "failed")
             if succeeded:
                 if isinstance(run, GlueRun) and not self.spec.keep_weights:
                     for path in glob.glob(os.path.join(run.directory, "*.th")):
@@ -386,7 +395,13 @@ class ExperimentRunner:
                 environment["CUDA_VISIBLE_DEVICES"] = self._gpus[slot % len(self._gpus)]
         return environment
 
-    def _execute(self, run: Run, environment: Dict[str, str]) -> bool:
+    def _training(
+        self, run: Run, environment: Dict[str, str]
+    ) -> Tuple[str, Dict[str, Any], Dict[str, str]]:
+        """
+        What `run` trains: its config file (a generated one is written first), its overrides and
+        the environment its `allennlp train` gets.
+        """
         spec = self.spec
         base_model = spec.base_models[run.base]
         if isinstance(run, InjectionRun):
@@ -396,10 +411,7 @@ class ExperimentRunner:
                 "TFT_PARAPHRASE_CORPUS": run.corpus,
             }
             overrides = {**seed_overrides(run.seed), **json.loads(run.overrides)}
-            if not allennlp_train(run.config, run.directory, overrides, environment):
-                return False
-            export_encoder(os.path.join(run.directory, "model.tar.gz"), run.encoder)
-            return True
+            return run.config, overrides, environment
         injection = spec.injection_of(run)
         model = base_model if injection is None else injection.encoder
         environment = {**environment, "TFT_MODEL": model, "GLUE_DIR": spec.glue_dir}
@@ -418,9 +430,41 @@ class ExperimentRunner:
             with open(draft, "w") as handle:
                 handle.write(run.config_text)
             os.replace(draft, run.config)
-        return allennlp_train(run.config, run.directory, overrides, environment)
+        return run.config, overrides, environment
 
-    def _record(self, run: Run, started: float, succeeded: bool) -> None:
+    def _execute(self, run: Run, environment: Dict[str, str]) -> bool:
+        config, overrides, environment = self._training(run, environment)
+        if not allennlp_train(config, run.directory, overrides, environment):
+            return False
+        if isinstance(run, InjectionRun):
+            export_encoder(os.path.join(run.directory, "model.tar.gz"), run.encoder)
+        return True
+
+    def _reuse(self, run: Run, environment: Dict[str, str]) -> bool:
+        """
+        Takes `run` from the first grid of `reuse_from` that finished it with this grid's config
+        (`experiments/reuse.py`); False when none did.
+        """
+        spec = self.spec
+        grids = list(spec.reuse_from)
+        injection = spec.injection_of(run) if isinstance(run, GlueRun) else None
+        if injection is not None:
+            # Only the grid this grid's encoder came from fine-tuned the same encoder.
+            source = reused_source(injection.directory)
+            grids = [grid for grid in grids if source is not None and grid == source]
+        if not grids:
+            return False
+        config = rendered_config(*self._training(run, environment))
+        relative = os.path.relpath(run.directory, spec.output_dir)
+        grid = find_reusable(relative, config, spec.output_dir, grids)
+        if grid is None:
+            logger.info("%s: no grid of reuse_from finished it with this config", relative)
+            return False
+        copy_run(grid, relative, spec.output_dir, encoder=isinstance(run, InjectionRun))
+        logger.info("Reused %s from %s", relative, grid)
+        return True
+
+    def _record(self, run: Run, started: float, outcome: str) -> None:
         """Appends the attempt to the experiment's `attempts.jsonl` (one short line)."""
         record = {
             "directory": os.path.relpath(run.directory, self.spec.output_dir),
@@ -429,7 +473,7 @@ class ExperimentRunner:
             "shard": "/".join(map(str, self.shard)),
             "started": round(started, 1),
             "ended": round(time.time(), 1),
-            "outcome": "done" if succeeded else "failed",
+            "outcome": outcome,
         }
         with open(os.path.join(self.spec.output_dir, ATTEMPTS), "a") as out:
             out.write(json.dumps(record) + "\n")

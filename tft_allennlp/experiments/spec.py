@@ -332,6 +332,15 @@ class ExperimentSpec:
         strategy's own, e.g. `{"adapters_houlsby": {"trainer.num_epochs": 10}}`: bottleneck
         adapters train a few hundred thousand parameters and need more steps than full
         fine-tuning. A `cross` entry also reaches the sweep, whose runs are cross-encoders.
+    reuse_from : `List[str]`, optional (default = `[]`)
+        Output directories of other grids whose finished runs this grid takes instead of
+        running them again (`experiments/reuse.py`): the same run directory, finished there
+        with the config this grid would train (a path inside that grid read as the same path
+        in this one). Fine-tunings of an injected encoder come only from the grid the
+        injection itself was taken from. The first grid that has a run wins; a reused run
+        keeps that grid's config and logs, names it in `reused_from.json`, and is
+        `"reused"` in `attempts.jsonl`. Grids that share runs (the claims grids: the same
+        injections, the same MiniLM runs without injection) so stay reproducible.
     """
 
     output_dir: str
@@ -358,6 +367,7 @@ class ExperimentSpec:
     keep_weights: bool = True
     strategies: List[str] = field(default_factory=lambda: [CROSS])
     strategy_overrides: Dict[str, Dict[str, Any]] = field(default_factory=dict)
+    reuse_from: List[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         for task in self.tasks:
@@ -415,6 +425,9 @@ class ExperimentSpec:
         ]
         if uncovered:
             raise ConfigurationError(f"Injection variants {uncovered} need 'paraphrase_corpus'.")
+        mine = os.path.abspath(self.output_dir)
+        if any(os.path.abspath(grid) == mine for grid in self.reuse_from):
+            raise ConfigurationError("reuse_from names this grid's own output_dir.")
         if self.metric_epoch not in ("last", "best"):
             raise ConfigurationError("metric_epoch is 'last' or 'best'.")
         if not self.base_models or not self.seeds or not self.recipes or not self.train_sizes:

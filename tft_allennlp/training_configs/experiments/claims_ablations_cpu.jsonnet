@@ -12,4 +12,14 @@ cpu {
   tasks: ['mrpc', 'stsb'],
   train_sizes: [1000],
   seeds: [1, 2, 3],
+  // Runs that other grids finished with the same config are taken from them: the `tft`
+  // injection, the MiniLM sweep and the runs without injection of MRPC and STS-B at 1k
+  // (adapters and strategies grids).
+  // Paths are relative to the repository root, where the README's commands run; a grid that
+  // is not there, or whose run differs, is simply not reused (`experiments/reuse.py`).
+  reuse_from: [
+    'results/adapters_cpu/experiment',
+    'results/claims_size_cpu/experiment',
+    'results/strategies_cpu/experiment',
+  ],
 }

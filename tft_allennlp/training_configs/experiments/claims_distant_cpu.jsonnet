@@ -12,4 +12,14 @@ cpu {
   tasks: ['sst2', 'cola'],
   train_sizes: [1000, 5000],
   seeds: [1, 2, 3],
+  // Runs that other grids finished with the same config are taken from them: the `tft`
+  // injection and the MiniLM runs of SST-2 at 1k (adapters grid), the `tft_simple` injection
+  // (size grid).
+  // Paths are relative to the repository root, where the README's commands run; a grid that
+  // is not there, or whose run differs, is simply not reused (`experiments/reuse.py`).
+  reuse_from: [
+    'results/adapters_cpu/experiment',
+    'results/claims_size_cpu/experiment',
+    'results/strategies_cpu/experiment',
+  ],
 }

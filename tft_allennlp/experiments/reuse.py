@@ -1,0 +1,152 @@
+"""
+Taking finished runs from other experiment grids (`ExperimentSpec.reuse_from`) instead of
+running them again.
+
+A run of this grid is reused from another grid when the same run directory (relative to each
+grid's output directory) finished there and its `config.json` is the config this grid would
+train, key for key, where a path inside the other grid (its injected encoder) is read as the
+same path inside this one. A fine-tuning of an injected encoder is reused only from the grid
+this grid's injection was itself reused from: the reused run then fine-tuned the very encoder
+this grid holds, not another build of it. Trainer callbacks that only write records
+(`RECORD_ONLY_CALLBACKS`) are not compared: a grid made before one was added to the configs
+trained the same models.
+
+A reused run gets the other run's files, but not its weights (`*.th`, `model.tar.gz`); an
+injection also gets its exported encoder, hard-linked where the file system allows. Its
+`config.json` stays the other grid's (the record of what ran) and `reused_from.json` names
+where it came from.
+"""
+
+import json
+import os
+import shutil
+from typing import Any, Dict, List, Optional, Sequence
+
+from allennlp.common import Params
+
+REUSED_FROM = "reused_from.json"
+# Trainer callbacks that write a record of the run and change nothing it trains.
+RECORD_ONLY_CALLBACKS = {"tft_parameter_counts"}
+
+
+def rendered_config(
+    config: str, overrides: Dict[str, Any], environment: Dict[str, str]
+) -> Dict[str, Any]:
+    """
+    The config `allennlp train CONFIG -o OVERRIDES` writes to its `config.json` when run with
+    `environment` added to this process's (jsonnet's external variables).
+    """
+    return Params.from_file(config, json.dumps(overrides), {**os.environ, **environment}).as_dict(
+        quiet=True
+    )
+
+
+def config_difference(
+    mine: Any, theirs: Any, their_grid: str, my_grid: str, key: str = ""
+) -> Optional[str]:
+    """
+    The first key (dotted) whose value differs between this grid's config `mine` and the other
+    grid's `theirs`, reading a path inside `their_grid` as the same path inside `my_grid`;
+    None when they are the same config.
+    """
+    if isinstance(mine, dict) and isinstance(theirs, dict):
+        for name in sorted(set(mine) | set(theirs)):
+            inner = f"{key}.{name}" if key else name
+            if name not in mine or name not in theirs:
+                return inner
+            difference = config_difference(mine[name], theirs[name], their_grid, my_grid, inner)
+            if difference is not None:
+                return difference
+        return None
+    if isinstance(mine, list) and isinstance(theirs, list):
+        if len(mine) != len(theirs):
+            return key
+        for index, (one, other) in enumerate(zip(mine, theirs)):
+            difference = config_difference(one, other, their_grid, my_grid, f"{key}.{index}")
+            if difference is not None:
+                return difference
+        return None
+    if isinstance(theirs, str):
+        theirs = _moved(theirs, their_grid, my_grid)
+    return None if mine == theirs else key
+
+
+def _moved(path: str, their_grid: str, my_grid: str) -> str:
+    """`path` inside `their_grid` -> the same place inside `my_grid`; anything else unchanged."""
+    root = os.path.abspath(their_grid)
+    absolute = os.path.abspath(path)
+    if absolute != root and absolute.startswith(root + os.sep):
+        return os.path.join(my_grid, os.path.relpath(absolute, root))
+    return path
+
+
+def reused_source(directory: str) -> Optional[str]:
+    """The grid a run of this grid was reused from (None if it ran here or is not there)."""
+    path = os.path.join(directory, REUSED_FROM)
+    if not os.path.exists(path):
+        return None
+    with open(path) as handle:
+        return json.load(handle)["grid"]
+
+
+def find_reusable(
+    relative: str, config: Dict[str, Any], my_grid: str, grids: Sequence[str]
+) -> Optional[str]:
+    """
+    The first of `grids` where the run `relative` finished (`metrics.json`) with `config` (this
+    grid's config of it, see `config_difference`); None if none did.
+    """
+    for grid in grids:
+        directory = os.path.join(grid, relative)
+        theirs = os.path.join(directory, "config.json")
+        if not os.path.exists(os.path.join(directory, "metrics.json")) or not os.path.exists(
+            theirs
+        ):
+            continue
+        with open(theirs) as handle:
+            their_config = json.load(handle)
+        if config_difference(_trained(config), _trained(their_config), grid, my_grid) is None:
+            return grid
+    return None
+
+
+def _trained(config: Dict[str, Any]) -> Dict[str, Any]:
+    """`config` without the trainer callbacks of `RECORD_ONLY_CALLBACKS`."""
+    trainer = config.get("trainer", {})
+    callbacks = trainer.get("callbacks")
+    if not isinstance(callbacks, list):
+        return config
+    kept = [
+        c for c in callbacks if not (isinstance(c, dict) and c.get("type") in RECORD_ONLY_CALLBACKS)
+    ]
+    return {**config, "trainer": {**trainer, "callbacks": kept}}
+
+
+def copy_run(grid: str, relative: str, my_grid: str, encoder: bool = False) -> None:
+    """
+    Copies the finished run `relative` of `grid` into `my_grid`: its files but its weights, with
+    `encoder` its exported encoder too (hard links where possible), then `reused_from.json`.
+    `metrics.json` is copied last, so that a run interrupted while copying is unfinished.
+    """
+    source = os.path.join(grid, relative)
+    target = os.path.join(my_grid, relative)
+    if os.path.isdir(target):
+        shutil.rmtree(target)  # what an interrupted attempt left
+    ignored: List[str] = ["metrics.json", "encoder", "*.th", "model.tar.gz", "*.lock"]
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns(*ignored))
+    if encoder:
+        shutil.copytree(
+            os.path.join(source, "encoder"),
+            os.path.join(target, "encoder"),
+            copy_function=_link_or_copy,
+        )
+    with open(os.path.join(target, REUSED_FROM), "w") as handle:
+        json.dump({"grid": grid, "run": source}, handle)
+    shutil.copy2(os.path.join(source, "metrics.json"), os.path.join(target, "metrics.json"))
+
+
+def _link_or_copy(source: str, target: str) -> None:
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)
