@@ -1031,6 +1031,17 @@ def test_the_claims_specs_describe_their_grids(tmp_path):
     assert len(list(ablations.injection_runs())) == 4
     chosen = {key: "paper" for key in ablations.tuned_keys()}
     assert len(list(ablations.glue_runs(chosen))) == 5 * 2 * 3
+    # The epochs probe: both bases without injection, the configs' own 4 epochs at lr 1e-4.
+    epochs = ExperimentSpec.from_file(str(root / "claims_size_epochs_cpu.jsonnet"), str(tmp_path))
+    probe = list(epochs.glue_runs())
+    assert {(run.base, run.task) for run in probe} == {
+        (base, task) for base in ("minilm", "mpnet") for task in ("stsb", "mrpc")
+    }
+    assert {run.variant for run in probe} == {"none"} and not list(epochs.injection_runs())
+    assert epochs.candidates()[probe[0].candidate] == {
+        "trainer.optimizer.lr": 1e-4,
+        "trainer.num_epochs": 4,
+    }
     # Both take the runs they share with the committed grids (paths from the repository root).
     for spec in (distant, ablations):
         assert "results/claims_size_cpu/experiment" in spec.reuse_from
