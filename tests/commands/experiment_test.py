@@ -1042,6 +1042,15 @@ def test_the_claims_specs_describe_their_grids(tmp_path):
         "trainer.optimizer.lr": 1e-4,
         "trainer.num_epochs": 4,
     }
+    # The size grid at 4 epochs takes the probe's runs as its sweep runs (same directories).
+    four = ExperimentSpec.from_file(str(root / "claims_size_4ep_cpu.jsonnet"), str(tmp_path))
+    assert set(four.candidates()) == {"paper", "epochs4_lr0.0001", "epochs4_lr0.0002"}
+    assert four.glue_overrides["trainer.num_epochs"] == 4
+    sweep = {os.path.relpath(run.directory, four.output_dir) for run in four.sweep_runs()}
+    assert {os.path.relpath(run.directory, epochs.output_dir) for run in probe} <= sweep
+    assert [run.variant for run in four.injection_runs()] == [
+        run.variant for run in size.injection_runs()
+    ]
     # Both take the runs they share with the committed grids (paths from the repository root).
     for spec in (distant, ablations):
         assert "results/claims_size_cpu/experiment" in spec.reuse_from
