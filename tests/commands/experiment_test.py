@@ -18,9 +18,9 @@ from tft_allennlp.commands.experiment import run_experiment, write_outputs
 from tft_allennlp.experiments import ExperimentSpec, collect_results, tuned_choices
 from tft_allennlp.experiments.outcomes import tuned_choice
 from tft_allennlp.experiments.report import markdown_table, plot
-from tft_allennlp.experiments.reuse import config_difference
+from tft_allennlp.experiments.reuse import config_difference, find_reusable
 from tft_allennlp.experiments.runner import ExperimentRunner, multitask_overrides, parse_shard
-from tft_allennlp.experiments.spec import split_variant
+from tft_allennlp.experiments.spec import InjectionRun, split_variant
 
 
 @pytest.fixture(scope="module")
@@ -601,12 +601,30 @@ def test_configs_are_compared_with_the_other_grids_paths_read_as_this_ones():
     assert config_difference(mine, theirs, "/a", "/b") is None
     # A path outside the other grid is compared as it is.
     assert config_difference(mine, theirs, "/data", "/b") == "model.model_name"
-    assert config_difference(
-        mine, {**theirs, "model": {**theirs["model"], "lr": 2e-4}}, "/a", "/b"
-    ) == ("model.lr")
+    other_lr = {**theirs, "model": {**theirs["model"], "lr": 2e-4}}
+    assert config_difference(mine, other_lr, "/a", "/b") == "model.lr"
     assert config_difference(mine, {**theirs, "extra": 1}, "/a", "/b") == "extra"
     fewer = {**theirs, "trainer": {"callbacks": []}}
     assert config_difference(mine, fewer, "/a", "/b") == "trainer.callbacks"
+
+
+def test_only_a_finished_run_with_the_same_trained_config_is_reusable(tmp_path):
+    run = InjectionRun("tiny", "tft", str(tmp_path / "b/injection/tiny/tft"))
+    config = {"model": {"lr": 1e-4}, "trainer": {"callbacks": [{"type": "tft_rng_checkpoint"}]}}
+    theirs = tmp_path / "a/injection/tiny/tft"
+    theirs.mkdir(parents=True)
+    # A callback that only writes a record is not compared; any other is.
+    recorded = [{"type": "tft_rng_checkpoint"}, {"type": "tft_parameter_counts"}]
+    (theirs / "config.json").write_text(json.dumps({**config, "trainer": {"callbacks": recorded}}))
+    (theirs / "metrics.json").write_text("{}")
+    grids = [str(tmp_path / "a")]
+    # An injection without its exported encoder is not finished, so not reusable.
+    assert find_reusable(run, config, str(tmp_path / "b"), grids) is None
+    (theirs / "encoder").mkdir()
+    (theirs / "encoder/config.json").write_text("{}")
+    assert find_reusable(run, config, str(tmp_path / "b"), grids) == grids[0]
+    other = {**config, "trainer": {"callbacks": [{"type": "tft_recover_finished_run"}]}}
+    assert find_reusable(run, other, str(tmp_path / "b"), grids) is None
 
 
 def test_metric_epoch_best_reports_the_best_epochs_scores(tmp_path):

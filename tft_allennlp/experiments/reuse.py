@@ -17,12 +17,15 @@ injection also gets its exported encoder, hard-linked where the file system allo
 where it came from.
 """
 
+import dataclasses
 import json
 import os
 import shutil
 from typing import Any, Dict, List, Optional, Sequence
 
 from allennlp.common import Params
+
+from tft_allennlp.experiments.outcomes import Run, is_finished
 
 REUSED_FROM = "reused_from.json"
 # Trainer callbacks that write a record of the run and change nothing it trains.
@@ -90,20 +93,20 @@ def reused_source(directory: str) -> Optional[str]:
 
 
 def find_reusable(
-    relative: str, config: Dict[str, Any], my_grid: str, grids: Sequence[str]
+    run: Run, config: Dict[str, Any], my_grid: str, grids: Sequence[str]
 ) -> Optional[str]:
     """
-    The first of `grids` where the run `relative` finished (`metrics.json`) with `config` (this
-    grid's config of it, see `config_difference`); None if none did.
+    The first of `grids` where this grid's `run` (in `my_grid`) finished (`is_finished`: an
+    injection with its exported encoder) with `config` (this grid's config of it, see
+    `config_difference`); None if none did.
     """
+    relative = os.path.relpath(run.directory, my_grid)
     for grid in grids:
-        directory = os.path.join(grid, relative)
-        theirs = os.path.join(directory, "config.json")
-        if not os.path.exists(os.path.join(directory, "metrics.json")) or not os.path.exists(
-            theirs
-        ):
+        theirs = dataclasses.replace(run, directory=os.path.join(grid, relative))
+        config_path = os.path.join(theirs.directory, "config.json")
+        if not is_finished(theirs) or not os.path.exists(config_path):
             continue
-        with open(theirs) as handle:
+        with open(config_path) as handle:
             their_config = json.load(handle)
         if config_difference(_trained(config), _trained(their_config), grid, my_grid) is None:
             return grid

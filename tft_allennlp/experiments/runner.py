@@ -59,6 +59,9 @@ from tft_allennlp.experiments.spec import (
 
 logger = logging.getLogger(__name__)
 
+# What a run trains: its config file, its overrides, the environment of its `allennlp train`.
+Training = Tuple[str, Dict[str, Any], Dict[str, str]]
+
 LOG = "train.log"
 ATTEMPTS = "attempts.jsonl"
 
@@ -364,9 +367,9 @@ class ExperimentRunner:
         """Runs `run` in job slot `slot` (retrying) or takes it from another grid; True: done."""
         if os.path.exists(run.directory + ".failed"):
             os.remove(run.directory + ".failed")  # a new attempt of a run that failed before
-        environment = self._environment(slot)
+        training = self._training(run, self._environment(slot))
         started = time.time()
-        if self._reuse(run, environment):
+        if self._reuse(run, training):
             self._record(run, started, "reused")
             return True
         for attempt in range(1 + self.spec.retries):
@@ -374,7 +377,7 @@ class ExperimentRunner:
                 logger.warning("Retrying %s (attempt %d)", run.directory, attempt + 1)
             started = time.time()
             logger.info("Starting %s", run.directory)
-            succeeded = self._execute(run, environment)
+            succeeded = self._execute(run, training)
             self._record(run, started, "done" if succeeded else "failed")
             if succeeded:
                 if isinstance(run, GlueRun) and not self.spec.keep_weights:
@@ -395,9 +398,7 @@ class ExperimentRunner:
                 environment["CUDA_VISIBLE_DEVICES"] = self._gpus[slot % len(self._gpus)]
         return environment
 
-    def _training(
-        self, run: Run, environment: Dict[str, str]
-    ) -> Tuple[str, Dict[str, Any], Dict[str, str]]:
+    def _training(self, run: Run, environment: Dict[str, str]) -> Training:
         """
         What `run` trains: its config file (a generated one is written first), its overrides and
         the environment its `allennlp train` gets.
@@ -432,18 +433,19 @@ class ExperimentRunner:
             os.replace(draft, run.config)
         return run.config, overrides, environment
 
-    def _execute(self, run: Run, environment: Dict[str, str]) -> bool:
-        config, overrides, environment = self._training(run, environment)
+    def _execute(self, run: Run, training: Training) -> bool:
+        """Trains `run` as `_training` says (an injection: then exports its encoder)."""
+        config, overrides, environment = training
         if not allennlp_train(config, run.directory, overrides, environment):
             return False
         if isinstance(run, InjectionRun):
             export_encoder(os.path.join(run.directory, "model.tar.gz"), run.encoder)
         return True
 
-    def _reuse(self, run: Run, environment: Dict[str, str]) -> bool:
+    def _reuse(self, run: Run, training: Training) -> bool:
         """
-        Takes `run` from the first grid of `reuse_from` that finished it with this grid's config
-        (`experiments/reuse.py`); False when none did.
+        Takes `run` from the first grid of `reuse_from` that finished it with the config of
+        `training` (`experiments/reuse.py`); False when none did.
         """
         spec = self.spec
         grids = list(spec.reuse_from)
@@ -451,12 +453,11 @@ class ExperimentRunner:
         if injection is not None:
             # Only the grid this grid's encoder came from fine-tuned the same encoder.
             source = reused_source(injection.directory)
-            grids = [grid for grid in grids if source is not None and grid == source]
+            grids = [source] if source in grids else []
         if not grids:
             return False
-        config = rendered_config(*self._training(run, environment))
         relative = os.path.relpath(run.directory, spec.output_dir)
-        grid = find_reusable(relative, config, spec.output_dir, grids)
+        grid = find_reusable(run, rendered_config(*training), spec.output_dir, grids)
         if grid is None:
             logger.info("%s: no grid of reuse_from finished it with this config", relative)
             return False
