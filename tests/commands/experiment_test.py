@@ -18,7 +18,12 @@ from tft_allennlp.commands.experiment import run_experiment, write_outputs
 from tft_allennlp.experiments import ExperimentSpec, collect_results, tuned_choices
 from tft_allennlp.experiments.outcomes import tuned_choice
 from tft_allennlp.experiments.report import markdown_table, plot
-from tft_allennlp.experiments.reuse import config_difference, find_reusable
+from tft_allennlp.experiments.reuse import (
+    config_difference,
+    copy_run,
+    find_reusable,
+    injection_origin,
+)
 from tft_allennlp.experiments.runner import ExperimentRunner, multitask_overrides, parse_shard
 from tft_allennlp.experiments.spec import InjectionRun, split_variant
 
@@ -571,6 +576,16 @@ def test_a_grid_takes_the_runs_another_grid_finished_with_the_same_config(experi
         {**row, "directory": row["directory"].replace(source, same.output_dir)}
         for row in collect_results(experiment)
     ]
+
+    # The injection taken from a grid that took it from the source, the fine-tunings from the
+    # source: the same encoder (its origin is the source), so everything is taken again.
+    middle = str(tmp_path / "middle")
+    copy_run(source, "injection/tiny/tft", middle, encoder=True)
+    _, _, outcomes = grid("chain", reuse_from=[middle, source])
+    assert outcomes == {relative: "reused" for relative in distinct(experiment)}
+    assert injection_origin(
+        str(tmp_path / "chain/injection/tiny/tft"), str(tmp_path / "chain")
+    ) == (os.path.realpath(source))
 
     # Another injection seed and a new fine-tuning seed: the injection and the fine-tunings of
     # its encoder run here (their GLUE configs are the same, their encoder is not), and so do

@@ -5,9 +5,10 @@ running them again.
 A run of this grid is reused from another grid when the same run directory (relative to each
 grid's output directory) finished there and its `config.json` is the config this grid would
 train, key for key, where a path inside the other grid (its injected encoder) is read as the
-same path inside this one. A fine-tuning of an injected encoder is reused only from the grid
-this grid's injection was itself reused from: the reused run then fine-tuned the very encoder
-this grid holds, not another build of it. Trainer callbacks that only write records
+same path inside this one. A fine-tuning of an injected encoder is reused only from a grid
+whose injection has the same origin as this grid's (`injection_origin`: the grid that trained
+it, followed through the grids it was reused from): the reused run then fine-tuned the very
+encoder this grid holds, not another build of it. Trainer callbacks that only write records
 (`RECORD_ONLY_CALLBACKS`) are not compared: a grid made before one was added to the configs
 trained the same models.
 
@@ -90,6 +91,22 @@ def reused_source(directory: str) -> Optional[str]:
         return None
     with open(path) as handle:
         return json.load(handle)["grid"]
+
+
+def injection_origin(directory: str, grid: str) -> str:
+    """
+    The grid that trained the injection `directory` of `grid` (an absolute path): `grid` itself
+    if it ran there, else the origin of the run it was reused from.
+    """
+    seen = set()
+    while True:
+        grid = os.path.realpath(grid)
+        source = reused_source(directory)
+        if source is None or grid in seen:
+            return grid
+        seen.add(grid)
+        directory = os.path.join(source, os.path.relpath(directory, grid))
+        grid = source
 
 
 def find_reusable(

@@ -34,6 +34,7 @@ start and end times, outcome: "done", "failed" or "reused").
 """
 
 import concurrent.futures
+import dataclasses
 import glob
 import json
 import logging
@@ -47,7 +48,12 @@ from typing import IO, Any, Dict, List, Optional, Sequence, Tuple
 
 from tft_allennlp.commands.export import export_encoder
 from tft_allennlp.experiments.outcomes import Run, is_finished, tuned_choice
-from tft_allennlp.experiments.reuse import copy_run, find_reusable, rendered_config, reused_source
+from tft_allennlp.experiments.reuse import (
+    copy_run,
+    find_reusable,
+    injection_origin,
+    rendered_config,
+)
 from tft_allennlp.experiments.spec import (
     ExperimentSpec,
     GlueRun,
@@ -451,9 +457,15 @@ class ExperimentRunner:
         grids = list(spec.reuse_from)
         injection = spec.injection_of(run) if isinstance(run, GlueRun) else None
         if injection is not None:
-            # Only the grid this grid's encoder came from fine-tuned the same encoder.
-            source = reused_source(injection.directory)
-            grids = [source] if source in grids else []
+            # Only a grid whose encoder has the same origin fine-tuned the same encoder.
+            origin = injection_origin(injection.directory, spec.output_dir)
+            theirs = os.path.relpath(injection.directory, spec.output_dir)
+            grids = [
+                grid
+                for grid in grids
+                if is_finished(dataclasses.replace(injection, directory=os.path.join(grid, theirs)))
+                and injection_origin(os.path.join(grid, theirs), grid) == origin
+            ]
         if not grids:
             return False
         relative = os.path.relpath(run.directory, spec.output_dir)
