@@ -1084,10 +1084,16 @@ def test_the_claims_specs_describe_their_grids(tmp_path):
     assert [run.variant for run in four.injection_runs()] == [
         run.variant for run in size.injection_runs()
     ]
-    # Both take the runs they share with the committed grids (paths from the repository root).
+    # The distant-task and ablation grids fine-tune on the same 4-epoch schedule, so they share
+    # their MiniLM runs with it, and take the committed grids' (paths from the repository root).
     for spec in (distant, ablations):
-        assert "results/claims_size_cpu/experiment" in spec.reuse_from
+        assert spec.candidates() == four.candidates()
+        assert spec.glue_overrides == four.glue_overrides
+        assert "results/claims_size_4ep_cpu/experiment" in spec.reuse_from
         assert all((PROJECT_ROOT / grid / "spec.json").exists() for grid in spec.reuse_from)
+    assert {"results/claims_ablations_cpu/experiment", "results/claims_distant_cpu/experiment"} <= (
+        set(four.reuse_from)
+    )
 
 
 def test_a_custom_variant_injects_its_own_corpus_with_its_own_overrides():
