@@ -6,6 +6,7 @@ import pytest
 from tft_allennlp.experiments.paired import (
     customised_variant,
     format_difference,
+    full_injection,
     other_injection_seed,
     paired_difference,
     paired_table,
@@ -179,3 +180,27 @@ def test_a_custom_variant_is_compared_with_the_variant_it_customises():
     assert table[4] == f"| b | paper | 1000 | cross | tft_old | {cell} | {cell} |"
     cell = "-2.0 ± 0.0 (p 0.00) * [n=2]"
     assert table[5] == f"| b | paper | 1000 | cross | tft_old_iseed2 | {cell} | {cell} |"
+
+
+def test_simplified_and_ablated_injections_are_compared_with_the_full_objective():
+    rows = (
+        rows_of("none", "cross", {1: 0.80, 2: 0.70, 3: 0.75})
+        + rows_of("tft", "cross", {1: 0.81, 2: 0.72, 3: 0.78})
+        + rows_of("tft_simple", "cross", {1: 0.82, 2: 0.74, 3: 0.81})
+        + rows_of("+sentence", "cross", {1: 0.78, 2: 0.71, 3: 0.74})
+        + rows_of("tft_simple_iseed2", "cross", {1: 0.80, 2: 0.70})
+    )
+    assert [
+        full_injection(v)
+        for v in ("tft_simple", "+binary-PP_iseed2", "tft", "tft_iseed2", "none", "tft_old")
+    ] == ["tft", "tft_iseed2", None, None, None, None]
+    table = paired_table(rows, "variant", full_injection, title="full").splitlines()
+    # +sentence - tft: -3, -1, -4 points, mean -8/3, std sqrt(7/3) = 1.5275,
+    # t = -2.6667 / (1.5275 / sqrt(3)) = -3.0237 with 2 degrees of freedom:
+    # p = 1 - 3.0237 / sqrt(2 + 3.0237^2) = 0.0942.
+    cell = "-2.7 ± 1.5 (p 0.09)"
+    assert table[5] == f"| b | paper | 1000 | cross | +sentence | {cell} | {cell} |"
+    # tft_simple - tft: 1, 2, 3 points; tft_simple_iseed2 has no tft_iseed2 to pair with.
+    cell = "+2.0 ± 1.0 (p 0.07)"
+    assert table[4] == f"| b | paper | 1000 | cross | tft_simple | {cell} | {cell} |"
+    assert len([line for line in table if line.startswith("| b ")]) == 2

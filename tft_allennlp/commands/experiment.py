@@ -18,6 +18,7 @@ from tft_allennlp.commands.arguments import positive_float, positive_int
 from tft_allennlp.experiments import ExperimentRunner, ExperimentSpec, collect_results
 from tft_allennlp.experiments.paired import (
     customised_variant,
+    full_injection,
     other_injection_seed,
     paired_table,
     write_paired_csv,
@@ -126,7 +127,8 @@ def write_outputs(spec: ExperimentSpec) -> List[str]:
     names = ("runs.csv", "results.md", "scores.png", "paired.csv")
     paths = [os.path.join(spec.output_dir, name) for name in names]
     # Injection variants against the base without injection, strategies against the
-    # cross-encoder, a variant injected with another seed against its first seed, a custom
+    # cross-encoder, a variant injected with another seed against its first seed, the
+    # simplified and ablated injections against the full objective `tft`, a custom
     # variant against the variant it customises, and every base's variants against the
     # reference base without injection: each at equal other coordinates, paired by
     # fine-tuning seed. (factor, reference, title, reference base)
@@ -134,6 +136,7 @@ def write_outputs(spec: ExperimentSpec) -> List[str]:
         ("variant", "none", None, None),
         ("strategy", CROSS, None, None),
         ("variant", other_injection_seed, "another injection seed - the first", None),
+        ("variant", full_injection, "injection variant - the full objective `tft`", None),
         (
             "variant",
             customised_variant(spec.custom_variants),

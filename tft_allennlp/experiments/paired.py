@@ -17,7 +17,7 @@ from scipy import stats
 
 from tft_allennlp.common.glue_tasks import GLUE_TASKS
 from tft_allennlp.experiments.report import METRIC_NAMES, _with_strategy
-from tft_allennlp.experiments.spec import SEEDED, split_variant
+from tft_allennlp.experiments.spec import SEEDED, VARIANTS, split_variant
 
 # The coordinates of a run besides the compared factor and the seed.
 COORDINATES = ("base", "variant", "strategy", "recipe", "task", "train_size")
@@ -195,6 +195,19 @@ def other_injection_seed(variant: str) -> Optional[str]:
     """The reference of a variant injected with another seed (`tft_iseed2`): `tft`."""
     name, seed = split_variant(variant)
     return name if seed is not None else None
+
+
+def full_injection(variant: str) -> Optional[str]:
+    """
+    The reference of a built-in injection variant other than `tft` (`tft_simple`, the paper's
+    ablations `+sentence`, `+3way-PP`, `+binary-PP`, each with its injection seed): the full
+    objective `tft` of the same injection seed, so that what the variant leaves out or changes
+    is paired on its own.
+    """
+    name, seed = split_variant(variant)
+    if name in ("none", "tft") or name not in VARIANTS:
+        return None
+    return "tft" + (f"{SEEDED}{seed}" if seed is not None else "")
 
 
 def customised_variant(custom_variants: Mapping[str, Mapping[str, Any]]) -> Callable:
