@@ -11,13 +11,15 @@ seeds 1 and 2, `tft` and `tft_iseed2`), paired with the other setting's score fo
    noise, whatever its p-value over fine-tuning seeds;
 3. each MiniLM variant `-` all-mpnet-base-v2 without injection.
 
-Run from the repository root:
+Run from the repository root, for this grid or the one at 4 epochs:
 
     python results/claims_size_cpu/claims.py
+    python results/claims_size_cpu/claims.py results/claims_size_4ep_cpu/experiment/runs.csv
 """
 
 import csv
 import statistics
+import sys
 from collections import defaultdict
 from typing import Dict, List, Optional, Tuple
 
@@ -42,10 +44,10 @@ def cell(difference: Optional[PairedDifference]) -> str:
     return f"{difference.mean:+.1f} ± {difference.std:.1f} ({p}){star}"
 
 
-def load() -> Scores:
+def load(runs: str) -> Scores:
     """(base, variant, task, metric) -> fine-tuning seed -> score (%), recipe `tuned`."""
     scores: Scores = defaultdict(dict)
-    with open(RUNS) as handle:
+    with open(runs) as handle:
         for row in csv.DictReader(handle):
             if row["recipe"] == "tuned" and (row["task"], row["metric"]) in METRICS:
                 key = (row["base"], row["variant"], row["task"], row["metric"])
@@ -69,7 +71,7 @@ def table(title: str, rows: List[Tuple[str, List[str]]]) -> None:
 
 
 def main() -> None:
-    scores = load()
+    scores = load(sys.argv[1] if len(sys.argv) > 1 else RUNS)
     mean = {f: {tm: both_injections(scores, f, *tm) for tm in METRICS} for f in FAMILIES}
     simple = [cell(paired_difference(mean["tft_simple"][tm], mean["tft"][tm])) for tm in METRICS]
     rows = [("tft_simple - tft (each: mean of 2 injections)", simple)]
