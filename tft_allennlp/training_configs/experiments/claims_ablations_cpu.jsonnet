@@ -1,7 +1,8 @@
 // Issue 18, claim 3 (H5, the paper's Table 5): which parts of the injection objective matter?
-// `+sentence` (the sentential head alone), `+3way-PP` (the phrasal head alone), `+binary-PP`
-// (paraphrase vs random phrase pairs) against full `tft` and no injection, on MRPC and STS-B
-// with 1k training examples and fine-tuning seeds 1-3, all-MiniLM-L6-v2.
+// `+sentence` (the sentential head alone), `+3way-PP` (the 3-way phrasal head alone),
+// `+binary-PP` (a phrasal head alone, paraphrase vs in-paraphrase phrase pairs) against full
+// `tft` and no injection, on MRPC and STS-B with 1k training examples and fine-tuning seeds
+// 1-3, all-MiniLM-L6-v2.
 // CPU cuts as minilm_glue_cpu.jsonnet (shortened injection, no weights) but the configs' own 4
 // fine-tuning epochs (claims_4ep_cpu.libsonnet).
 // TFT_EXPERIMENT_DIR=results/claims_ablations_cpu/experiment.
