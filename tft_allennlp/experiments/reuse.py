@@ -109,6 +109,26 @@ def injection_origin(directory: str, grid: str) -> str:
         grid = source
 
 
+def in_grid(run: Run, my_grid: str, grid: str) -> Run:
+    """This grid's `run` (in `my_grid`) as the same run directory of `grid`."""
+    relative = os.path.relpath(run.directory, my_grid)
+    return dataclasses.replace(run, directory=os.path.join(grid, relative))
+
+
+def grids_with_same_encoder(injection: Run, my_grid: str, grids: Sequence[str]) -> List[str]:
+    """
+    Those of `grids` that finished this grid's `injection` (in `my_grid`) with the same origin
+    (`injection_origin`): only they fine-tuned the very encoder this grid holds.
+    """
+    origin = injection_origin(injection.directory, my_grid)
+    kept = []
+    for grid in grids:
+        theirs = in_grid(injection, my_grid, grid)
+        if is_finished(theirs) and injection_origin(theirs.directory, grid) == origin:
+            kept.append(grid)
+    return kept
+
+
 def find_reusable(
     run: Run, config: Dict[str, Any], my_grid: str, grids: Sequence[str]
 ) -> Optional[str]:
@@ -117,9 +137,8 @@ def find_reusable(
     injection with its exported encoder) with `config` (this grid's config of it, see
     `config_difference`); None if none did.
     """
-    relative = os.path.relpath(run.directory, my_grid)
     for grid in grids:
-        theirs = dataclasses.replace(run, directory=os.path.join(grid, relative))
+        theirs = in_grid(run, my_grid, grid)
         config_path = os.path.join(theirs.directory, "config.json")
         if not is_finished(theirs) or not os.path.exists(config_path):
             continue

@@ -34,7 +34,6 @@ start and end times, outcome: "done", "failed" or "reused").
 """
 
 import concurrent.futures
-import dataclasses
 import glob
 import json
 import logging
@@ -51,7 +50,7 @@ from tft_allennlp.experiments.outcomes import Run, is_finished, tuned_choice
 from tft_allennlp.experiments.reuse import (
     copy_run,
     find_reusable,
-    injection_origin,
+    grids_with_same_encoder,
     rendered_config,
 )
 from tft_allennlp.experiments.spec import (
@@ -457,15 +456,7 @@ class ExperimentRunner:
         grids = list(spec.reuse_from)
         injection = spec.injection_of(run) if isinstance(run, GlueRun) else None
         if injection is not None:
-            # Only a grid whose encoder has the same origin fine-tuned the same encoder.
-            origin = injection_origin(injection.directory, spec.output_dir)
-            theirs = os.path.relpath(injection.directory, spec.output_dir)
-            grids = [
-                grid
-                for grid in grids
-                if is_finished(dataclasses.replace(injection, directory=os.path.join(grid, theirs)))
-                and injection_origin(os.path.join(grid, theirs), grid) == origin
-            ]
+            grids = grids_with_same_encoder(injection, spec.output_dir, grids)
         if not grids:
             return False
         relative = os.path.relpath(run.directory, spec.output_dir)
