@@ -1094,6 +1094,17 @@ def test_the_claims_specs_describe_their_grids(tmp_path):
     assert {"results/claims_ablations_cpu/experiment", "results/claims_distant_cpu/experiment"} <= (
         set(four.reuse_from)
     )
+    # The whole-set grid: MiniLM alone, the size grid's first injections, the same schedule.
+    whole = ExperimentSpec.from_file(str(root / "claims_whole_cpu.jsonnet"), str(tmp_path))
+    assert set(whole.base_models) == {"minilm"} and whole.train_sizes == [None]
+    assert whole.candidates() == four.candidates()
+    assert whole.glue_overrides == four.glue_overrides
+    assert [run.directory for run in whole.injection_runs()] == [
+        run.directory for run in size.injection_runs() if "iseed" not in run.variant
+    ]
+    runs = list(whole.glue_runs({key: "paper" for key in whole.tuned_keys()}))
+    assert len(runs) == 3 * 3 * 3 and {run.size_name for run in runs} == {"all"}
+    assert all((PROJECT_ROOT / grid / "spec.json").exists() for grid in whole.reuse_from)
 
 
 def test_a_custom_variant_injects_its_own_corpus_with_its_own_overrides():
