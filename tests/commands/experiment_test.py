@@ -1,6 +1,7 @@
 import csv
 import itertools
 import json
+import logging
 import os
 import statistics
 import subprocess
@@ -12,7 +13,7 @@ from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
 from transformers import AutoModel
 
-from tests import FIXTURES_ROOT, PROJECT_ROOT
+from tests import CONFIGS_ROOT, FIXTURES_ROOT, PROJECT_ROOT
 from tests.allennlp_cli import forked_allennlp, forked_experiment_runs
 from tft_allennlp.commands.experiment import run_experiment, write_outputs
 from tft_allennlp.experiments import ExperimentSpec, collect_results, tuned_choices
@@ -24,7 +25,12 @@ from tft_allennlp.experiments.reuse import (
     find_reusable,
     injection_origin,
 )
-from tft_allennlp.experiments.runner import ExperimentRunner, multitask_overrides, parse_shard
+from tft_allennlp.experiments.runner import (
+    ExperimentRunner,
+    multitask_overrides,
+    parse_shard,
+    resumable,
+)
 from tft_allennlp.experiments.spec import InjectionRun, split_variant
 
 
@@ -500,6 +506,75 @@ def test_a_shard_without_waiting_leaves_runs_that_need_another_shards_injection(
     os.makedirs(os.path.dirname(injection.directory), exist_ok=True)
     open(injection.directory + ".failed", "w").close()
     assert ExperimentRunner(spec, shard=shard).run() == {tft_run.directory: "failed"}
+
+
+def test_a_killed_run_resumes_from_its_checkpoint_and_ends_as_if_uninterrupted(
+    tmp_path, tiny_bert, caplog
+):
+    # Registers `test_sigkill` (the runs are forked from this process).
+    import tests.training.callbacks.sigkill  # noqa: F401
+
+    callbacks = Params.from_file(str(CONFIGS_ROOT / "glue/mrpc.jsonnet")).as_dict(quiet=True)
+    callbacks = callbacks["trainer"]["callbacks"]
+
+    def grid(name, extra_callbacks):
+        return ExperimentSpec(
+            output_dir=str(tmp_path / name),
+            base_models={"tiny": tiny_bert},
+            tasks=["mrpc"],
+            glue_dir=str(FIXTURES_ROOT / "glue"),
+            variants=["none"],
+            train_sizes=[8],
+            seeds=[1],
+            recipes={"paper": {"trainer.optimizer.lr": 1e-3}},
+            glue_overrides={
+                "trainer.num_epochs": 2,
+                "data_loader.batch_size": 2,
+                "trainer.callbacks": callbacks + extra_callbacks,
+            },
+            keep_weights=False,
+            retries=1,
+        )
+
+    plain = grid("plain", [])
+    # SIGKILL at the second epoch's first batch, after the first epoch's checkpoint; the retry
+    # goes on from that checkpoint, so it is not killed again (the callback's marker survives).
+    killed = grid("killed", [{"type": "test_sigkill", "epoch": 1, "batch": 1}])
+    with forked_experiment_runs(), caplog.at_level(logging.INFO, "tft_allennlp.experiments"):
+        assert list(run_experiment(plain).values()) == ["done"]
+        assert list(run_experiment(killed).values()) == ["done"]
+    outcomes = [json.loads(line)["outcome"] for line in open(tmp_path / "killed/attempts.jsonl")]
+    assert outcomes == ["failed", "done"]
+    assert "Resuming" in caplog.text
+    (expected,), (resumed,) = plain.glue_runs({}), killed.glue_runs({})
+    assert os.path.exists(os.path.join(resumed.directory, "sigkill.done"))
+    expected_metrics, resumed_metrics = glue_metrics(expected), glue_metrics(resumed)
+    assert resumed_metrics["epoch"] == 1 and "validation_accuracy" in resumed_metrics
+    keep = [key for key in expected_metrics if "duration" not in key and "memory" not in key]
+    assert {key: resumed_metrics[key] for key in keep} == {
+        key: expected_metrics[key] for key in keep
+    }
+    # One log for both attempts, the killed one first.
+    log = open(os.path.join(resumed.directory, "train.log")).read()
+    assert log.count("Beginning training.") == 2
+
+
+def test_only_a_checkpoint_of_the_same_config_is_resumed(tmp_path):
+    (tmp_path / "run.jsonnet").write_text(
+        "{model: {lr: 1e-4, name: std.extVar('NAME')}, trainer: {num_epochs: 2}}"
+    )
+    training = (str(tmp_path / "run.jsonnet"), {"trainer.num_epochs": 3}, {"NAME": "m"})
+    run = tmp_path / "run"
+    run.mkdir()
+    assert not resumable(str(run), training)  # nothing there
+    written = {"model": {"lr": 1e-4, "name": "m"}, "trainer": {"num_epochs": 3}}
+    (run / "config.json").write_text(json.dumps(written))
+    assert not resumable(str(run), training)  # no checkpoint: killed before one was saved
+    (run / "training_state_e1_b0.th").write_bytes(b"")
+    assert resumable(str(run), training)
+    for changed in ({"trainer.num_epochs": 4}, {"trainer.num_epochs": 3, "model.lr": 2e-4}):
+        assert not resumable(str(run), (training[0], changed, training[2]))
+    assert not resumable(str(run), (*training[:2], {"NAME": "other"}))
 
 
 def test_shard_arguments():

@@ -7,7 +7,11 @@ its own directory. Siamese and multitask strategies train a few-line jsonnet gen
 `OUTPUT_DIR/configs/` that calls the project's `common/siamese.libsonnet` or
 `common/multitask.libsonnet` (see `spec.py`); a multitask run reported for several tasks runs
 once. A run whose `metrics.json` exists is finished and skipped; an unfinished one
-is run again from scratch, up to `retries` more times, and then reported as failed.
+is run again, up to `retries` more times, and then reported as failed. An attempt that was
+killed (a crash, or the machine or the harness going away) resumes from the last checkpoint its
+directory holds when that run's config is this one (`resumable`: `allennlp train --recover`,
+which the project's configs make end as an uninterrupted run would, bit for bit); anything else,
+and an attempt after a resumption that failed, starts from scratch.
 
 Order and dependencies: injections, then the recipe sweep on the base models, then the reported
 grid seed by seed. A fine-tuning of an injected encoder waits for its injection; a run of the
@@ -94,18 +98,53 @@ def multitask_overrides(overrides: Dict[str, Any], tasks: Sequence[str]) -> Dict
     return translated
 
 
+def resumable(directory: str, training: Training) -> bool:
+    """
+    Whether the run directory `directory` holds a checkpoint (`training_state_e*.th`) of a
+    training whose `config.json` is the one `training` writes now: an attempt that was killed
+    before it finished, which `--recover` continues.
+    """
+    config_path = os.path.join(directory, "config.json")
+    if not glob.glob(os.path.join(directory, "training_state_e*.th")):
+        return False
+    if not os.path.exists(config_path):
+        return False
+    with open(config_path) as handle:
+        written = json.load(handle)
+    return written == json.loads(json.dumps(rendered_config(*training)))
+
+
 def allennlp_train(
-    config: str, directory: str, overrides: Dict[str, Any], environment: Dict[str, str]
+    config: str,
+    directory: str,
+    overrides: Dict[str, Any],
+    environment: Dict[str, str],
+    resume: bool = False,
 ) -> bool:
     """
-    `allennlp train CONFIG -s DIRECTORY -f -o OVERRIDES` in a child process, its output in
-    `DIRECTORY.log` while it runs and moved to `DIRECTORY/train.log` after; True on success.
+    `allennlp train CONFIG -s DIRECTORY -f -o OVERRIDES` in a child process (with `resume`,
+    `--recover` instead of `-f`: on from the checkpoint in DIRECTORY), its output in
+    `DIRECTORY.log` while it runs and moved to `DIRECTORY/train.log` after (a resumed run's
+    after the log of the attempts before it); True on success.
     """
     log_path = directory.rstrip("/") + ".log"
     os.makedirs(os.path.dirname(log_path), exist_ok=True)
-    arguments = ["train", config, "-s", directory, "-f", "--file-friendly-logging"]
+    moved = os.path.join(directory, LOG)
+    if resume and os.path.exists(moved):
+        # The earlier attempts' log goes first (an attempt whose harness was killed left its
+        # log beside the directory).
+        with open(moved) as earlier:
+            text = earlier.read()
+        if os.path.exists(log_path):
+            with open(log_path) as later:
+                text += later.read()
+        with open(log_path, "w") as log:
+            log.write(text)
+        os.remove(moved)
+    start = "--recover" if resume else "-f"
+    arguments = ["train", config, "-s", directory, start, "--file-friendly-logging"]
     arguments += ["-o", json.dumps(overrides), "--include-package", "tft_allennlp"]
-    with open(log_path, "w") as log:
+    with open(log_path, "a" if resume else "w") as log:
         returncode = run_allennlp(arguments, log, environment)
     if os.path.isdir(directory):
         os.replace(log_path, os.path.join(directory, LOG))
@@ -377,12 +416,18 @@ class ExperimentRunner:
         if self._reuse(run, training):
             self._record(run, started, "reused")
             return True
+        resume_failed = False
         for attempt in range(1 + self.spec.retries):
             if attempt:
                 logger.warning("Retrying %s (attempt %d)", run.directory, attempt + 1)
             started = time.time()
-            logger.info("Starting %s", run.directory)
-            succeeded = self._execute(run, training)
+            resume = not resume_failed and resumable(run.directory, training)
+            if resume:
+                logger.info("Resuming %s from its last checkpoint", run.directory)
+            else:
+                logger.info("Starting %s", run.directory)
+            succeeded = self._execute(run, training, resume)
+            resume_failed = resume and not succeeded
             self._record(run, started, "done" if succeeded else "failed")
             if succeeded:
                 if isinstance(run, GlueRun) and not self.spec.keep_weights:
@@ -438,10 +483,13 @@ class ExperimentRunner:
             os.replace(draft, run.config)
         return run.config, overrides, environment
 
-    def _execute(self, run: Run, training: Training) -> bool:
-        """Trains `run` as `_training` says (an injection: then exports its encoder)."""
+    def _execute(self, run: Run, training: Training, resume: bool) -> bool:
+        """
+        Trains `run` as `_training` says, with `resume` on from its checkpoint (an injection:
+        then exports its encoder).
+        """
         config, overrides, environment = training
-        if not allennlp_train(config, run.directory, overrides, environment):
+        if not allennlp_train(config, run.directory, overrides, environment, resume):
             return False
         if isinstance(run, InjectionRun):
             export_encoder(os.path.join(run.directory, "model.tar.gz"), run.encoder)
