@@ -10,6 +10,7 @@ from tft_allennlp.experiments.paired import (
     other_injection_seed,
     paired_difference,
     paired_table,
+    unpaired_difference,
     write_paired_csv,
 )
 
@@ -72,6 +73,33 @@ def rows_of(variant, strategy, scores, base="b"):
         }
         for seed, pearson in scores.items()
     ]
+
+
+def test_welch_difference_of_two_sets_of_gains_against_hand_computed_values():
+    """
+    Gains 4, 6, 8 (mean 6, variance 4) against 0, 2, 4 (mean 2, variance 4): difference 4,
+    error sqrt(4/3 + 4/3) = sqrt(8/3), t = 4 / sqrt(8/3) = sqrt(6); with equal variances and
+    sizes Welch's degrees of freedom are (8/3)^2 / (2 (4/3)^2 / 2) = 4. Student's t with 4
+    degrees of freedom has F(t) = 1/2 + 3/8 u (1 - u^2 / 12) with u = t / sqrt(1 + t^2 / 4):
+    u = sqrt(6 / 2.5), F = 0.964758, p = 0.070484; its 0.975 quantile is 2.776445 (tables), so
+    the interval is 4 -+ 2.776445 sqrt(8/3) = [-0.533916, 8.533916].
+    """
+    difference = unpaired_difference([4.0, 6.0, 8.0], [0.0, 2.0, 4.0])
+    assert (difference.n_first, difference.n_second) == (3, 3)
+    assert difference.mean == pytest.approx(4.0)
+    assert difference.error == pytest.approx(math.sqrt(8 / 3))
+    u = math.sqrt(6 / 2.5)
+    assert difference.p_value == pytest.approx(2 * (0.5 - 3 / 8 * u * (1 - u**2 / 12)), abs=1e-9)
+    assert difference.p_value == pytest.approx(0.070484, abs=1e-6)
+    assert (difference.low, difference.high) == pytest.approx((-0.533916, 8.533916), abs=1e-5)
+    # Unequal spreads lower the degrees of freedom below n1 + n2 - 2: a wider interval than
+    # the pooled test's.
+    uneven = unpaired_difference([4.0, 6.0, 8.0], [2.0, 2.0, 2.1])
+    assert uneven.high - uneven.mean > 2.776445 * uneven.error
+    one = unpaired_difference([5.0], [1.0, 2.0])
+    assert one.mean == pytest.approx(3.5) and math.isnan(one.p_value)
+    assert unpaired_difference([3.0, 3.0], [1.0, 1.0]).p_value == 0.0
+    assert unpaired_difference([], [1.0]) is None
 
 
 def test_the_table_and_csv_pair_each_setting_with_its_reference(tmp_path):

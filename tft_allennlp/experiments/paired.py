@@ -11,7 +11,18 @@ import csv
 import math
 import statistics
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple, Union
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    Iterator,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+)
 
 from scipy import stats
 
@@ -67,6 +78,54 @@ def paired_difference(
     p_value = 2 * stats.t.sf(abs(mean / error), n - 1)
     margin = stats.t.ppf((1 + confidence) / 2, n - 1) * error
     return PairedDifference(n, mean, std, mean - margin, mean + margin, p_value, confidence)
+
+
+@dataclass(frozen=True)
+class UnpairedDifference:
+    """
+    The mean of `first` minus the mean of `second`, two independent sets of `n_first` and
+    `n_second` values: its standard `error`, Welch's two-sided `p_value` and the `confidence`
+    interval (`low`, `high`); NaN where either set has fewer than two values.
+    """
+
+    n_first: int
+    n_second: int
+    mean: float
+    error: float
+    low: float
+    high: float
+    p_value: float
+    confidence: float = 0.95
+
+
+def unpaired_difference(
+    first: Sequence[float], second: Sequence[float], confidence: float = 0.95
+) -> Optional[UnpairedDifference]:
+    """
+    Welch's t-test of `mean(first) - mean(second)` for values that share no seed-by-seed
+    pairing, such as the per-seed gains of injection at 1k examples against those on the whole
+    training set (a 1k subsample and the whole set have nothing in common that a seed fixes):
+    `error = sqrt(var1 / n1 + var2 / n2)`, `t = mean / error` with the Welch-Satterthwaite
+    degrees of freedom `error^4 / ((var1 / n1)^2 / (n1 - 1) + (var2 / n2)^2 / (n2 - 1))`. None
+    when either set is empty; both sets without spread: p is 0 unless the means are equal.
+    """
+    if not first or not second:
+        return None
+    n1, n2 = len(first), len(second)
+    mean = statistics.mean(first) - statistics.mean(second)
+    if n1 < 2 or n2 < 2:
+        nan = float("nan")
+        return UnpairedDifference(n1, n2, mean, nan, nan, nan, nan, confidence)
+    part1, part2 = statistics.variance(first) / n1, statistics.variance(second) / n2
+    error = math.sqrt(part1 + part2)
+    if error == 0:
+        return UnpairedDifference(n1, n2, mean, 0.0, mean, mean, float(mean == 0), confidence)
+    freedom = error**4 / (part1**2 / (n1 - 1) + part2**2 / (n2 - 1))
+    p_value = 2 * stats.t.sf(abs(mean / error), freedom)
+    margin = stats.t.ppf((1 + confidence) / 2, freedom) * error
+    return UnpairedDifference(
+        n1, n2, mean, error, mean - margin, mean + margin, p_value, confidence
+    )
 
 
 Comparison = Tuple[Tuple, str, str]
