@@ -14,7 +14,8 @@ settings share the seed's subsample (`paired_difference`), Welch's test where th
 
 H5 (the ablations) is `results/claims_ablations_cpu/README.md`; the spread that a second
 injection seed adds is `results/claims_size_cpu/claims.py`. A grid that has not run yet (no
-`runs.csv`) leaves its cells empty. Run from the repository root:
+`runs.csv`) leaves its cells empty. Writes `verdicts.md` (the tables) and `verdicts.png` (each
+difference with its 95% interval) beside this file. Run from the repository root:
 
     python results/claims/verdicts.py
 """
@@ -22,7 +23,7 @@ injection seed adds is `results/claims_size_cpu/claims.py`. A grid that has not 
 import csv
 import os
 from collections import defaultdict
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from tft_allennlp.experiments.paired import (
     PairedDifference,
@@ -40,6 +41,12 @@ SIMILAR = [("mrpc", "accuracy"), ("mrpc", "f1"), ("stsb", "pearson"), ("rte", "a
 DISTANT = [("sst2", "accuracy"), ("cola", "mcc")]
 INJECTED = ("tft", "tft_simple")
 LEVEL = 0.05
+OUTPUT = "results/claims"
+HEADER = (
+    "Written by `python results/claims/verdicts.py` from the claims grids' `runs.csv`. Dev scores"
+    " (%), differences over fine-tuning seeds: mean ± std of the per-seed differences (paired"
+    " t-test) or the difference of means with its 95% interval (Welch); * p < 0.05; n: seeds.\n"
+)
 
 # (base, variant, task, metric, train size) -> fine-tuning seed -> dev score (%)
 Scores = Dict[Tuple[str, str, str, str, str], Dict[int, float]]
@@ -68,55 +75,88 @@ def gains(scores: Scores, base: str, variant: str, control: Tuple[str, str], key
     return {seed: treated[seed] - reference[seed] for seed in treated if seed in reference}
 
 
-def cell(difference: Optional[PairedDifference]) -> str:
-    if difference is None:
-        return ""
-    if difference.n < 2:
-        return f"{difference.mean:+.1f} [n=1]"
-    star = " *" if difference.p_value < LEVEL else ""
-    return (
-        f"{difference.mean:+.1f} ± {difference.std:.1f} "
-        f"(p {difference.p_value:.2f}, n {difference.n}){star}"
-    )
+Difference = Union[PairedDifference, UnpairedDifference]
 
 
-def welch_cell(difference: Optional[UnpairedDifference]) -> str:
+def cell(difference: Optional[Difference]) -> str:
+    """`+1.2 ± 0.8 (p 0.12, n 3)` (paired) or `+1.2 [-0.4, +2.8] (p 0.12, n 3/3)` (Welch)."""
     if difference is None:
         return ""
-    sizes = f"n {difference.n_first}/{difference.n_second}"
-    if difference.n_first < 2 or difference.n_second < 2:
+    if isinstance(difference, PairedDifference):
+        sizes, spread, few = f"n {difference.n}", f" ± {difference.std:.1f}", difference.n < 2
+    else:
+        sizes = f"n {difference.n_first}/{difference.n_second}"
+        spread = f" [{difference.low:+.1f}, {difference.high:+.1f}]"
+        few = min(difference.n_first, difference.n_second) < 2
+    if few:
         return f"{difference.mean:+.1f} [{sizes}]"
     star = " *" if difference.p_value < LEVEL else ""
-    return (
-        f"{difference.mean:+.1f} [{difference.low:+.1f}, {difference.high:+.1f}] "
-        f"(p {difference.p_value:.2f}, {sizes}){star}"
-    )
-
-
-def table(title: str, columns: List[Tuple[str, str]], rows: List[Tuple[str, List[str]]]) -> None:
-    print(f"\n### {title}\n")
-    print("| comparison | " + " | ".join(f"{t.upper()} {m}" for t, m in columns) + " |")
-    print("|---|" + "---|" * len(columns))
-    for name, cells in rows:
-        print(f"| {name} | " + " | ".join(cells) + " |")
+    return f"{difference.mean:+.1f}{spread} (p {difference.p_value:.2f}, {sizes}){star}"
 
 
 Setting = Tuple[str, str]  # (base, variant)
+Columns = List[Tuple[str, str]]
+Rows = List[Tuple[str, List[Optional[Difference]]]]
 
 
 def paired_rows(
-    scores: Scores, columns: List[Tuple[str, str]], comparisons: List[Tuple[Setting, Setting, str]]
-) -> List[Tuple[str, List[str]]]:
+    scores: Scores, columns: Columns, comparisons: List[Tuple[Setting, Setting, str]]
+) -> Rows:
     """A row per (treated, control, train size): their paired difference in each column."""
     rows = []
     for treated, control, size in comparisons:
         cells = [
-            cell(paired_difference(scores[(*treated, t, m, size)], scores[(*control, t, m, size)]))
+            paired_difference(scores[(*treated, t, m, size)], scores[(*control, t, m, size)])
             for t, m in columns
         ]
-        name = f"{' '.join(treated)} - {' '.join(control)}, n {size}"
-        rows.append((name, cells))
+        rows.append((f"{' '.join(treated)} - {' '.join(control)}, n {size}", cells))
     return rows
+
+
+def markdown(sections: List[Tuple[str, Columns, Rows]]) -> str:
+    lines = []
+    for title, columns, rows in sections:
+        lines += ["", f"### {title}", ""]
+        lines.append("| comparison | " + " | ".join(f"{t.upper()} {m}" for t, m in columns) + " |")
+        lines.append("|---|" + "---|" * len(columns))
+        lines += [f"| {name} | " + " | ".join(map(cell, cells)) + " |" for name, cells in rows]
+    return "\n".join(lines) + "\n"
+
+
+def forest(sections: List[Tuple[str, Columns, Rows]], path: str) -> None:
+    """One panel per section: each difference with its 95% interval, a line at 0."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    heights = [max(1, sum(len(columns) for _ in rows)) for _, columns, rows in sections]
+    figure, axes = plt.subplots(
+        len(sections),
+        1,
+        figsize=(8, 1.2 + 0.22 * sum(heights)),
+        gridspec_kw={"height_ratios": heights},
+    )
+    for axis, (title, columns, rows) in zip(axes, sections):
+        labels, y = [], 0
+        for name, cells in rows:
+            for (task, metric), difference in zip(columns, cells):
+                if difference is not None:
+                    low, high = difference.low, difference.high
+                    if low == low:  # an interval (not NaN)
+                        axis.plot([low, high], [y, y], color="tab:blue")
+                    axis.plot([difference.mean], [y], "o", color="tab:blue", markersize=4)
+                labels.append(f"{name}: {task.upper()} {metric}")
+                y += 1
+        axis.axvline(0, color="grey", linewidth=0.8)
+        axis.set_yticks(range(len(labels)), labels, fontsize=6)
+        axis.invert_yaxis()
+        axis.set_title(title, fontsize=8)
+        axis.tick_params(axis="x", labelsize=7)
+    axes[-1].set_xlabel("difference in dev score (points), 95% interval")
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
 
 
 def main() -> None:
@@ -126,27 +166,35 @@ def main() -> None:
     simple, full = injected[1], injected[0]
     similar_sizes, distant_sizes = ("1000", "all"), ("1000", "5000")
     h1 = [(variant, none, size) for size in similar_sizes for variant in injected]
-    table("H1: injection against none (paired by seed)", SIMILAR, paired_rows(scores, SIMILAR, h1))
-    rows = []
+    h2: Rows = []
     for base, variant in injected:
-        cells = []
+        cells: List[Optional[Difference]] = []
         for t, m in SIMILAR:
             small = gains(scores, base, variant, none, (t, m, "1000"))
             whole = gains(scores, base, variant, none, (t, m, "all"))
-            cells.append(
-                welch_cell(unpaired_difference(list(small.values()), list(whole.values())))
-            )
-        rows.append((f"{variant}: gain at n 1000 - gain at n all", cells))
-    table("H2: gains with less data (Welch, 95% interval)", SIMILAR, rows)
+            cells.append(unpaired_difference(list(small.values()), list(whole.values())))
+        h2.append((f"{variant}: gain at n 1000 - gain at n all", cells))
     h3 = [(simple, full, size) for size in similar_sizes]
-    table("H3: the simple model against the paper's", SIMILAR, paired_rows(scores, SIMILAR, h3))
-    h3 = [(simple, full, size) for size in distant_sizes]
-    table("H3 on the distant tasks", DISTANT, paired_rows(scores, DISTANT, h3))
+    h3_distant = [(simple, full, size) for size in distant_sizes]
     h4 = [(variant, none, size) for size in distant_sizes for variant in injected]
-    table("H4: distant tasks (paired by seed)", DISTANT, paired_rows(scores, DISTANT, h4))
     large = [(small, mpnet, "1000") for small in (none, *injected)]
-    title = "Small beats large: all-MiniLM-L6-v2 (22M) against all-mpnet-base-v2 (110M)"
-    table(title, SIMILAR, paired_rows(scores, SIMILAR, large))
+    sections = [
+        ("H1: injection against none (paired by seed)", SIMILAR, paired_rows(scores, SIMILAR, h1)),
+        ("H2: gains with less data (Welch, 95% interval)", SIMILAR, h2),
+        ("H3: the simple model against the paper's", SIMILAR, paired_rows(scores, SIMILAR, h3)),
+        ("H3 on the distant tasks", DISTANT, paired_rows(scores, DISTANT, h3_distant)),
+        ("H4: distant tasks (paired by seed)", DISTANT, paired_rows(scores, DISTANT, h4)),
+        (
+            "Small beats large: all-MiniLM-L6-v2 (22M) against all-mpnet-base-v2 (110M)",
+            SIMILAR,
+            paired_rows(scores, SIMILAR, large),
+        ),
+    ]
+    text = markdown(sections)
+    print(text)
+    with open(os.path.join(OUTPUT, "verdicts.md"), "w") as out:
+        out.write(HEADER + text)
+    forest(sections, os.path.join(OUTPUT, "verdicts.png"))
 
 
 if __name__ == "__main__":
