@@ -21,6 +21,7 @@ difference with its 95% interval) beside this file. Run from the repository root
 """
 
 import csv
+import math
 import os
 from collections import defaultdict
 from typing import Dict, List, Optional, Sequence, Tuple, Union
@@ -28,7 +29,9 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 from tft_allennlp.experiments.paired import (
     PairedDifference,
     UnpairedDifference,
+    format_difference,
     paired_difference,
+    seed_differences,
     unpaired_difference,
 )
 
@@ -41,11 +44,13 @@ SIMILAR = [("mrpc", "accuracy"), ("mrpc", "f1"), ("stsb", "pearson"), ("rte", "a
 DISTANT = [("sst2", "accuracy"), ("cola", "mcc")]
 INJECTED = ("tft", "tft_simple")
 LEVEL = 0.05
+SEEDS = 3  # fine-tuning seeds of every grid
 OUTPUT = "results/claims"
 HEADER = (
     "Written by `python results/claims/verdicts.py` from the claims grids' `runs.csv`. Dev scores"
-    " (%), differences over fine-tuning seeds: mean ± std of the per-seed differences (paired"
-    " t-test) or the difference of means with its 95% interval (Welch); * p < 0.05; n: seeds.\n"
+    " (%), differences over fine-tuning seeds 1-3: mean ± std of the per-seed differences (paired"
+    " t-test; [n=k]: k seeds only) or the difference of means with its 95% interval (Welch; n:"
+    " seeds on each side); * p < 0.05.\n"
 )
 
 # (base, variant, task, metric, train size) -> fine-tuning seed -> dev score (%)
@@ -69,29 +74,24 @@ def load(paths: Sequence[str]) -> Scores:
     return scores
 
 
-def gains(scores: Scores, base: str, variant: str, control: Tuple[str, str], key) -> Dict:
-    """Seed -> (base, variant) minus the `control` (base, variant), same task, metric, size."""
-    treated, reference = scores[(base, variant, *key)], scores[(*control, *key)]
-    return {seed: treated[seed] - reference[seed] for seed in treated if seed in reference}
-
-
 Difference = Union[PairedDifference, UnpairedDifference]
 
 
 def cell(difference: Optional[Difference]) -> str:
-    """`+1.2 ± 0.8 (p 0.12, n 3)` (paired) or `+1.2 [-0.4, +2.8] (p 0.12, n 3/3)` (Welch)."""
+    """
+    Paired: as `results.md` writes it (`format_difference`: `+1.2 ± 0.8 (p 0.12)`, `[n=k]` for
+    fewer than 3 seeds); Welch: `+1.2 [-0.4, +2.8] (p 0.12, n 3/3)`.
+    """
     if difference is None:
         return ""
     if isinstance(difference, PairedDifference):
-        sizes, spread, few = f"n {difference.n}", f" ± {difference.std:.1f}", difference.n < 2
-    else:
-        sizes = f"n {difference.n_first}/{difference.n_second}"
-        spread = f" [{difference.low:+.1f}, {difference.high:+.1f}]"
-        few = min(difference.n_first, difference.n_second) < 2
-    if few:
+        return format_difference(difference, SEEDS, LEVEL)
+    sizes = f"n {difference.n_first}/{difference.n_second}"
+    if min(difference.n_first, difference.n_second) < 2:
         return f"{difference.mean:+.1f} [{sizes}]"
     star = " *" if difference.p_value < LEVEL else ""
-    return f"{difference.mean:+.1f}{spread} (p {difference.p_value:.2f}, {sizes}){star}"
+    interval = f"[{difference.low:+.1f}, {difference.high:+.1f}]"
+    return f"{difference.mean:+.1f} {interval} (p {difference.p_value:.2f}, {sizes}){star}"
 
 
 Setting = Tuple[str, str]  # (base, variant)
@@ -130,7 +130,7 @@ def forest(sections: List[Tuple[str, Columns, Rows]], path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    heights = [max(1, sum(len(columns) for _ in rows)) for _, columns, rows in sections]
+    heights = [max(1, len(columns) * len(rows)) for _, columns, rows in sections]
     figure, axes = plt.subplots(
         len(sections),
         1,
@@ -142,9 +142,8 @@ def forest(sections: List[Tuple[str, Columns, Rows]], path: str) -> None:
         for name, cells in rows:
             for (task, metric), difference in zip(columns, cells):
                 if difference is not None:
-                    low, high = difference.low, difference.high
-                    if low == low:  # an interval (not NaN)
-                        axis.plot([low, high], [y, y], color="tab:blue")
+                    if not math.isnan(difference.low):  # an interval: two seeds or more
+                        axis.plot([difference.low, difference.high], [y, y], color="tab:blue")
                     axis.plot([difference.mean], [y], "o", color="tab:blue", markersize=4)
                 labels.append(f"{name}: {task.upper()} {metric}")
                 y += 1
@@ -170,8 +169,10 @@ def main() -> None:
     for base, variant in injected:
         cells: List[Optional[Difference]] = []
         for t, m in SIMILAR:
-            small = gains(scores, base, variant, none, (t, m, "1000"))
-            whole = gains(scores, base, variant, none, (t, m, "all"))
+            small, whole = (
+                seed_differences(scores[(base, variant, t, m, size)], scores[(*none, t, m, size)])
+                for size in ("1000", "all")
+            )
             cells.append(unpaired_difference(list(small.values()), list(whole.values())))
         h2.append((f"{variant}: gain at n 1000 - gain at n all", cells))
     h3 = [(simple, full, size) for size in similar_sizes]

@@ -52,6 +52,13 @@ class PairedDifference:
     confidence: float = 0.95
 
 
+def seed_differences(
+    treated: Mapping[Any, float], control: Mapping[Any, float]
+) -> Dict[Any, float]:
+    """Seed -> `treated - control`, for the seeds both have."""
+    return {seed: treated[seed] - control[seed] for seed in treated if seed in control}
+
+
 def paired_difference(
     treated: Mapping[Any, float], control: Mapping[Any, float], confidence: float = 0.95
 ) -> Optional[PairedDifference]:
@@ -62,10 +69,9 @@ def paired_difference(
     all equal have a zero standard deviation: p is 0 unless they are 0 (then 1), and the interval
     is the point.
     """
-    seeds = [seed for seed in treated if seed in control]
-    if not seeds:
+    differences = list(seed_differences(treated, control).values())
+    if not differences:
         return None
-    differences = [treated[seed] - control[seed] for seed in seeds]
     n = len(differences)
     mean = statistics.mean(differences)
     if n == 1:
