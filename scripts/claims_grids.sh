@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Resumes issue 18's unfinished claims grids on a 2-core machine, one `--jobs 1` process per core,
-# in the background (logs in runs/claims_logs/): core 1 runs the 4-epoch size grid, core 2 the
-# distant-task grid and then the whole-training-set grid. Finished runs are skipped, killed ones
-# go on from their last checkpoint, runs other grids finished are taken from them (`reuse_from`).
+# in the background (logs in runs/claims_logs/). Core 1 runs the 4-epoch size grid (the 1k cells
+# of H1, H3 and "small beats large"), then the whole-training-set grid; core 2 the distant-task
+# grid, then helps with the size grid (`--no-wait`: it leaves runs that wait for core 1's sweep
+# runs), then the whole-set grid. Two processes on one grid share it through the runs' lock
+# files. Finished runs are skipped, killed ones go on from their last checkpoint, runs other
+# grids finished are taken from them (`reuse_from`).
 # Needs `make setup` (.venv). Prints the two processes' ids; stop them with `kill -9` on them and
 # their `allennlp train` children.
 #
@@ -25,14 +28,17 @@ if [[ ! -s $TFT_PARAPHRASE_CORPUS ]]; then
 fi
 mkdir -p runs/claims_logs
 
-# grid NAME: the spec's grid in results/NAME/experiment (its TFT_EXPERIMENT_DIR).
+# grid NAME [OPTION...]: the spec's grid in results/NAME/experiment (its TFT_EXPERIMENT_DIR).
 grid() {
-  TFT_EXPERIMENT_DIR=results/$1/experiment \
-    allennlp tft-experiment "training_configs/experiments/$1.jsonnet" --jobs 1 \
-    >> "runs/claims_logs/$1.log" 2>&1
+  local name=$1
+  shift
+  TFT_EXPERIMENT_DIR=results/$name/experiment \
+    allennlp tft-experiment "training_configs/experiments/$name.jsonnet" --jobs 1 "$@" \
+    >> "runs/claims_logs/$name.log" 2>&1
 }
 export -f grid
-nohup bash -c 'grid claims_size_4ep_cpu' > /dev/null 2>&1 &
-echo "core 1: claims_size_4ep_cpu (pid $!)"
-nohup bash -c 'grid claims_distant_cpu; grid claims_whole_cpu' > /dev/null 2>&1 &
-echo "core 2: claims_distant_cpu, then claims_whole_cpu (pid $!)"
+nohup bash -c 'grid claims_size_4ep_cpu; grid claims_whole_cpu' > /dev/null 2>&1 &
+echo "core 1: claims_size_4ep_cpu, then claims_whole_cpu (pid $!)"
+nohup bash -c 'grid claims_distant_cpu; grid claims_size_4ep_cpu --no-wait; grid claims_whole_cpu' \
+  > /dev/null 2>&1 &
+echo "core 2: claims_distant_cpu, claims_size_4ep_cpu's free runs, then claims_whole_cpu (pid $!)"
