@@ -23,25 +23,20 @@ import sys
 from collections import defaultdict
 from typing import Dict, List, Optional, Tuple
 
-from tft_allennlp.experiments.paired import PairedDifference, paired_difference
+from tft_allennlp.experiments.paired import PairedDifference, format_difference, paired_difference
 
 RUNS = "results/claims_size_cpu/experiment/runs.csv"
 METRICS = [("mrpc", "accuracy"), ("mrpc", "f1"), ("stsb", "pearson"), ("rte", "accuracy")]
 FAMILIES = ("tft", "tft_simple")
 SEED2 = "_iseed2"
+SEEDS = 3  # fine-tuning seeds
 
 
 Scores = Dict[Tuple[str, str, str, str], Dict[int, float]]
 
 
 def cell(difference: Optional[PairedDifference]) -> str:
-    if difference is None:
-        return ""
-    if difference.n < 2:
-        return f"{difference.mean:+.1f} [n=1]"
-    star = " *" if difference.p_value < 0.05 else ""
-    p = f"p {difference.p_value:.2f}, n {difference.n}"
-    return f"{difference.mean:+.1f} ± {difference.std:.1f} ({p}){star}"
+    return "" if difference is None else format_difference(difference, SEEDS)
 
 
 def load(runs: str) -> Scores:
