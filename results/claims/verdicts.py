@@ -14,13 +14,21 @@ settings share the seed's subsample (`paired_difference`), Welch's test where th
 - H4, no help on distant tasks: SST-2 and CoLA at 1k and 5k (distant grid);
 - small beats large: MiniLM (each variant) minus all-mpnet-base-v2 without injection at 1k.
 
+Each table is one family of tests: `†` marks a cell whose p-value stays under 0.05 after Holm's
+adjustment for all of the table's tests (`holm_adjusted`), `*` one under 0.05 on its own.
+
 H5 (the ablations) is `results/claims_ablations_cpu/README.md`. A grid that has not run yet (no
 `runs.csv`) leaves its cells empty. Writes `verdicts.md` (the tables) and `verdicts.png` (each
 difference with its 95% interval) beside this file. Run from the repository root:
 
     python results/claims/verdicts.py
+
+`--seeds 2 3` leaves out fine-tuning seed 1, the seed whose dev score of the base chose each
+recipe (the sweep), and writes `verdicts_seeds_2_3.md` instead (no plot): a difference that
+holds on seeds 2-3 alone does not come from that choice.
 """
 
+import argparse
 import csv
 import math
 import os
@@ -31,6 +39,7 @@ from tft_allennlp.experiments.paired import (
     PairedDifference,
     UnpairedDifference,
     format_difference,
+    holm_adjusted,
     paired_difference,
     seed_differences,
     unpaired_difference,
@@ -45,20 +54,22 @@ SIMILAR = [("mrpc", "accuracy"), ("mrpc", "f1"), ("stsb", "pearson"), ("rte", "a
 DISTANT = [("sst2", "accuracy"), ("cola", "mcc")]
 INJECTED = ("tft", "tft_simple")
 LEVEL = 0.05
-SEEDS = 3  # fine-tuning seeds of every grid
+SEEDS = (1, 2, 3)  # fine-tuning seeds of every grid
 OUTPUT = "results/claims"
 HEADER = (
     "Written by `python results/claims/verdicts.py` from the claims grids' `runs.csv`. Dev scores"
     " (%), differences over fine-tuning seeds 1-3: mean ± std of the per-seed differences (paired"
     " t-test; [n=k]: k seeds only) or the difference of means with its 95% interval (Welch; n:"
-    " seeds on each side); * p < 0.05.\n"
+    " seeds on each side); * p < 0.05; † p < 0.05 after Holm's adjustment for all tests of its"
+    " table.\n"
 )
 
 # (base, variant, task, metric, train size) -> fine-tuning seed -> dev score (%)
 Scores = Dict[Tuple[str, str, str, str, str], Dict[int, float]]
 
 
-def load(paths: Sequence[str]) -> Scores:
+def load(paths: Sequence[str], seeds: Sequence[int] = SEEDS) -> Scores:
+    """The grids' scores of the fine-tuning `seeds`."""
     scores: Scores = defaultdict(dict)
     for path in paths:
         if not os.path.exists(path):
@@ -69,6 +80,8 @@ def load(paths: Sequence[str]) -> Scores:
                     continue
                 key = (row["base"], row["variant"], row["task"], row["metric"], row["train_size"])
                 seed, value = int(row["seed"]), 100 * float(row["value"])
+                if seed not in seeds:
+                    continue
                 if scores[key].get(seed, value) != value:
                     raise ValueError(f"{path}: {key} seed {seed} differs from another grid's")
                 scores[key][seed] = value
@@ -78,21 +91,24 @@ def load(paths: Sequence[str]) -> Scores:
 Difference = Union[PairedDifference, UnpairedDifference]
 
 
-def cell(difference: Optional[Difference]) -> str:
+def cell(difference: Optional[Difference], seeds: int, adjusted: float) -> str:
     """
     Paired: as `results.md` writes it (`format_difference`: `+1.2 ± 0.8 (p 0.12)`, `[n=k]` for
-    fewer than 3 seeds); Welch: `+1.2 [-0.4, +2.8] (p 0.12, n 3/3)`.
+    fewer than `seeds` seeds); Welch: `+1.2 [-0.4, +2.8] (p 0.12, n 3/3)`; then ` †` when the
+    Holm-`adjusted` p-value is under the level.
     """
     if difference is None:
         return ""
     if isinstance(difference, PairedDifference):
-        return format_difference(difference, SEEDS, LEVEL)
-    sizes = f"n {difference.n_first}/{difference.n_second}"
-    if min(difference.n_first, difference.n_second) < 2:
-        return f"{difference.mean:+.1f} [{sizes}]"
-    star = " *" if difference.p_value < LEVEL else ""
-    interval = f"[{difference.low:+.1f}, {difference.high:+.1f}]"
-    return f"{difference.mean:+.1f} {interval} (p {difference.p_value:.2f}, {sizes}){star}"
+        text = format_difference(difference, seeds, LEVEL)
+    else:
+        sizes = f"n {difference.n_first}/{difference.n_second}"
+        if min(difference.n_first, difference.n_second) < 2:
+            return f"{difference.mean:+.1f} [{sizes}]"
+        star = " *" if difference.p_value < LEVEL else ""
+        interval = f"[{difference.low:+.1f}, {difference.high:+.1f}]"
+        text = f"{difference.mean:+.1f} {interval} (p {difference.p_value:.2f}, {sizes}){star}"
+    return text + (" †" if adjusted < LEVEL else "")
 
 
 Setting = Tuple[str, str]  # (base, variant)
@@ -114,13 +130,20 @@ def paired_rows(
     return rows
 
 
-def markdown(sections: List[Tuple[str, Columns, Rows]]) -> str:
+def markdown(sections: List[Tuple[str, Columns, Rows]], seeds: int) -> str:
+    """A table per section; its tests are one family for Holm's adjustment."""
     lines = []
     for title, columns, rows in sections:
-        lines += ["", f"### {title}", ""]
+        nan = float("nan")
+        p_values = [d.p_value if d is not None else nan for _, cells in rows for d in cells]
+        adjusted = iter(holm_adjusted(p_values))
+        tests = sum(not math.isnan(p) for p in p_values)
+        lines += ["", f"### {title} ({tests} tests)", ""]
         lines.append("| comparison | " + " | ".join(f"{t.upper()} {m}" for t, m in columns) + " |")
         lines.append("|---|" + "---|" * len(columns))
-        lines += [f"| {name} | " + " | ".join(map(cell, cells)) + " |" for name, cells in rows]
+        for name, cells in rows:
+            texts = [cell(d, seeds, next(adjusted)) for d in cells]
+            lines.append(f"| {name} | " + " | ".join(texts) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -160,7 +183,10 @@ def forest(sections: List[Tuple[str, Columns, Rows]], path: str) -> None:
 
 
 def main() -> None:
-    scores = load(list(GRIDS.values()))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS))
+    seeds = parser.parse_args().seeds
+    scores = load(list(GRIDS.values()), seeds)
     none, mpnet = ("minilm", "none"), ("mpnet", "none")
     injected = [("minilm", variant) for variant in INJECTED]
     simple, full = injected[1], injected[0]
@@ -194,11 +220,17 @@ def main() -> None:
             paired_rows(scores, SIMILAR, large),
         ),
     ]
-    text = markdown(sections)
+    text = markdown(sections, len(seeds))
     print(text)
-    with open(os.path.join(OUTPUT, "verdicts.md"), "w") as out:
-        out.write(HEADER + text)
-    forest(sections, os.path.join(OUTPUT, "verdicts.png"))
+    if seeds == list(SEEDS):
+        name, header = "verdicts.md", HEADER
+    else:
+        name = f"verdicts_seeds_{'_'.join(map(str, seeds))}.md"
+        header = HEADER.replace("seeds 1-3", f"seeds {', '.join(map(str, seeds))} only", 1)
+    with open(os.path.join(OUTPUT, name), "w") as out:
+        out.write(header + text)
+    if seeds == list(SEEDS):
+        forest(sections, os.path.join(OUTPUT, "verdicts.png"))
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ from tft_allennlp.experiments.paired import (
     customised_variant,
     format_difference,
     full_injection,
+    holm_adjusted,
     other_injection_seed,
     paired_difference,
     paired_table,
@@ -55,6 +56,23 @@ def test_degenerate_differences():
     assert (none.mean, none.p_value) == (0.0, 1.0)
     assert format_difference(one, 3) == "+1.0 [n=1]"
     assert format_difference(equal, 2) == "+2.0 ± 0.0 (p 0.00) *"
+
+
+def test_holm_adjustment_against_hand_computed_values():
+    """
+    p = 0.01, 0.04, 0.03, 0.005 (m = 4), sorted 0.005, 0.01, 0.03, 0.04: times 4, 3, 2, 1 gives
+    0.02, 0.03, 0.06, 0.04, and the running maximum 0.02, 0.03, 0.06, 0.06. A NaN (one pair)
+    stays NaN and leaves m = 2 for the others: 0.02 * 2 = 0.04, then max(0.04, 0.6 * 1) = 0.6;
+    0.4 * 3 = 1.2 is capped at 1.
+    """
+    adjusted = holm_adjusted([0.01, 0.04, 0.03, 0.005])
+    assert adjusted == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    nan = float("nan")
+    with_nan = holm_adjusted([0.6, nan, 0.02])
+    assert with_nan[0] == pytest.approx(0.6) and with_nan[2] == pytest.approx(0.04)
+    assert math.isnan(with_nan[1])
+    assert holm_adjusted([0.4, 0.5, 0.9]) == pytest.approx([1.0, 1.0, 1.0])
+    assert holm_adjusted([]) == []
 
 
 def rows_of(variant, strategy, scores, base="b"):

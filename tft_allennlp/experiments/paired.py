@@ -134,6 +134,25 @@ def unpaired_difference(
     )
 
 
+def holm_adjusted(p_values: Sequence[float]) -> List[float]:
+    """
+    Holm's step-down adjustment of a family of p-values for testing all of them at once: the
+    i-th smallest of the m defined ones becomes `max_{j <= i} min(1, (m - j + 1) p_(j))`, so
+    that "adjusted p < level" rejects with a family-wise error rate of at most `level` (Holm,
+    1979). Returned in the input's order; NaN (a test with one pair) stays NaN and is not
+    counted in m.
+    """
+    defined = sorted(
+        (value, index) for index, value in enumerate(p_values) if not math.isnan(value)
+    )
+    adjusted = [float("nan")] * len(p_values)
+    running = 0.0
+    for rank, (value, index) in enumerate(defined):
+        running = max(running, min(1.0, (len(defined) - rank) * value))
+        adjusted[index] = running
+    return adjusted
+
+
 Comparison = Tuple[Tuple, str, str]
 """(coordinates without the factor, treated level, metric)."""
 
