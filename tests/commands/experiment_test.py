@@ -3,6 +3,7 @@ import itertools
 import json
 import logging
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -203,6 +204,36 @@ def test_resuming_reruns_only_unfinished_runs(experiment):
         assert (
             os.path.getmtime(os.path.join(run.directory, "metrics.json")) == finished[run.directory]
         )
+
+
+def test_an_injection_runs_again_only_for_a_fine_tuning_left_to_run(experiment):
+    # A fresh machine: the grid's files came from git, its exported encoder (weights) did not.
+    (injection,) = experiment.injection_runs()
+    encoder = injection.encoder
+    os.rename(encoder, encoder + ".away")
+    attempts_path = os.path.join(experiment.output_dir, "attempts.jsonl")
+    attempts = open(attempts_path).read()
+    with forked_experiment_runs():
+        statuses = ExperimentRunner(experiment).run()
+    # Every fine-tuning of it finished, so it is not trained again, nor does anything wait.
+    assert statuses[injection.directory] == "skipped"
+    assert set(statuses.values()) == {"skipped"}
+    assert open(attempts_path).read() == attempts and not os.path.exists(encoder)
+
+    # One fine-tuning of it is lost: the injection runs again (the same encoder, its seed's),
+    # then that fine-tuning; nothing else.
+    lost = next(run for run in reported_runs(experiment) if run.variant == "tft")
+    os.remove(os.path.join(lost.directory, "metrics.json"))
+    with forked_experiment_runs():
+        statuses = ExperimentRunner(experiment).run()
+    ran = {directory for directory, status in statuses.items() if status != "skipped"}
+    assert ran == {injection.directory, lost.directory}
+    assert statuses[injection.directory] == statuses[lost.directory] == "done"
+    before = AutoModel.from_pretrained(encoder + ".away").state_dict()
+    after = AutoModel.from_pretrained(encoder).state_dict()
+    assert before.keys() == after.keys()
+    assert all(torch.equal(before[name], after[name]) for name in before)
+    shutil.rmtree(encoder + ".away")
 
 
 def test_the_example_specs_describe_the_real_grid(tmp_path):

@@ -15,7 +15,9 @@ and an attempt after a resumption that failed, starts from scratch.
 
 Order and dependencies: injections, then the recipe sweep on the base models, then the reported
 grid seed by seed. A fine-tuning of an injected encoder waits for its injection; a run of the
-tuned recipe waits for the sweep that chooses it.
+tuned recipe waits for the sweep that chooses it. An injection is run only while a fine-tuning
+of its encoder is left to run: on a machine without the encoders (they are not kept in git), a
+grid whose fine-tunings have all finished trains nothing again.
 
 Parallel and distributed execution:
 
@@ -47,7 +49,7 @@ import subprocess
 import sys
 import time
 import zlib
-from typing import IO, Any, Dict, List, Optional, Sequence, Tuple
+from typing import IO, Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from tft_allennlp.commands.export import export_encoder
 from tft_allennlp.experiments.outcomes import Run, is_finished, tuned_choice
@@ -242,8 +244,9 @@ class ExperimentRunner:
     poll_seconds : `float`, optional (default = `30`)
         How often to look for the runs of other processes while waiting.
 
-    `run()` returns each run directory's outcome in this process: "skipped" (finished before),
-    "done", "failed", or, without waiting, "waiting".
+    `run()` returns each run directory's outcome in this process: "skipped" (finished before, or
+    an injection that no fine-tuning left to run needs), "done", "failed", or, without waiting,
+    "waiting".
     """
 
     def __init__(
@@ -262,6 +265,8 @@ class ExperimentRunner:
         self.wait = wait
         self.poll_seconds = poll_seconds
         self.statuses: Dict[str, str] = {}
+        # Injections no fine-tuning left to run needs (`_plan`).
+        self._unneeded: Set[str] = set()
         self._cpus = len(os.sched_getaffinity(0))
         self._gpus = _visible_gpus()
 
@@ -293,6 +298,13 @@ class ExperimentRunner:
                             waiting[run.directory] = blocker.directory
                         continue
                     if is_finished(run):
+                        self.statuses[run.directory] = "skipped"
+                        continue
+                    if run.directory in self._unneeded:
+                        logger.info(
+                            "Not running %s: every fine-tuning of its encoder has finished",
+                            run.directory,
+                        )
                         self.statuses[run.directory] = "skipped"
                         continue
                     if _failed_since(run, started):
@@ -345,6 +357,8 @@ class ExperimentRunner:
         """
         This shard's runs in order, each with the unfinished run it must wait for (None when it
         can start). The tuned runs of a (base, task, size) appear once its sweep has chosen.
+        Sets `_unneeded`: the injections that no unfinished fine-tuning of any shard waits for,
+        nor may (a base whose sweep has not chosen yet needs all its injections).
         """
         spec = self.spec
         plan: List[Tuple[Run, Optional[Run]]] = []
@@ -353,6 +367,7 @@ class ExperimentRunner:
         for sweep_run in spec.sweep_runs():
             plan.append((sweep_run, None))
         choices = {}
+        needed = set()
         for key in spec.tuned_keys():
             choice = tuned_choice(spec, key)
             if choice is not None:
@@ -361,10 +376,16 @@ class ExperimentRunner:
             # The tuned runs wait for the first unfinished sweep run of their key.
             pending = next(run for run in spec.sweep_runs_of(key) if not is_finished(run))
             plan.append((_TunedPlaceholder(key, pending.directory), pending))
+            needed.update(run.directory for run in spec.injection_runs() if run.base == key[0])
         for glue_run in spec.glue_runs(choices):
             injection = spec.injection_of(glue_run)
-            blocker = injection if injection is not None and not is_finished(injection) else None
+            blocker = None
+            if injection is not None and not is_finished(glue_run):
+                needed.add(injection.directory)
+                if not is_finished(injection):
+                    blocker = injection
             plan.append((glue_run, blocker))
+        self._unneeded = {run.directory for run in spec.injection_runs()} - needed
         # A sweep run that is also a grid run appears once; placeholders belong to every shard.
         seen = set()
         owned = []
