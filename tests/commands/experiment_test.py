@@ -12,13 +12,14 @@ import pytest
 import torch
 from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
+from safetensors.torch import save_file
 from transformers import AutoModel
 
 from tests import CONFIGS_ROOT, FIXTURES_ROOT, PROJECT_ROOT
 from tests.allennlp_cli import forked_allennlp, forked_experiment_runs
 from tft_allennlp.commands.experiment import run_experiment, write_outputs
 from tft_allennlp.experiments import ExperimentSpec, collect_results, tuned_choices
-from tft_allennlp.experiments.outcomes import tuned_choice
+from tft_allennlp.experiments.outcomes import encoder_fingerprint, read_fingerprint, tuned_choice
 from tft_allennlp.experiments.report import markdown_table, plot
 from tft_allennlp.experiments.reuse import (
     config_difference,
@@ -206,10 +207,14 @@ def test_resuming_reruns_only_unfinished_runs(experiment):
         )
 
 
-def test_an_injection_runs_again_only_for_a_fine_tuning_left_to_run(experiment):
+def test_an_injection_runs_again_only_for_a_fine_tuning_left_to_run_and_to_the_same_encoder(
+    experiment,
+):
     # A fresh machine: the grid's files came from git, its exported encoder (weights) did not.
     (injection,) = experiment.injection_runs()
     encoder = injection.encoder
+    recorded = read_fingerprint(injection)
+    assert recorded == encoder_fingerprint(encoder)
     os.rename(encoder, encoder + ".away")
     attempts_path = os.path.join(experiment.output_dir, "attempts.jsonl")
     attempts = open(attempts_path).read()
@@ -220,10 +225,27 @@ def test_an_injection_runs_again_only_for_a_fine_tuning_left_to_run(experiment):
     assert set(statuses.values()) == {"skipped"}
     assert open(attempts_path).read() == attempts and not os.path.exists(encoder)
 
-    # One fine-tuning of it is lost: the injection runs again (the same encoder, its seed's),
-    # then that fine-tuning; nothing else.
+    # One fine-tuning of it is lost, and the injection's record names another encoder (as if
+    # the first build had come out otherwise, e.g. from a GPU's nondeterministic kernels): the
+    # injection runs again, once, and fails; its new encoder is deleted and the record kept, so
+    # that the lost fine-tuning never fine-tunes a different encoder than its seeds did.
     lost = next(run for run in reported_runs(experiment) if run.variant == "tft")
     os.remove(os.path.join(lost.directory, "metrics.json"))
+    fingerprint_path = os.path.join(injection.directory, "encoder_fingerprint.json")
+    with open(fingerprint_path, "w") as handle:
+        json.dump({"sha256": "0" * 64}, handle)
+    with forked_experiment_runs():
+        statuses = ExperimentRunner(experiment).run()
+    assert statuses[injection.directory] == statuses[lost.directory] == "failed"
+    new_attempts = open(attempts_path).read()[len(attempts) :].splitlines()
+    assert [json.loads(line)["outcome"] for line in new_attempts] == ["failed"]
+    assert not os.path.exists(encoder) and read_fingerprint(injection) == "0" * 64
+    assert not os.path.exists(os.path.join(lost.directory, "metrics.json"))
+
+    # With its true record, the injection runs again to the same weights, then the lost
+    # fine-tuning; nothing else.
+    with open(fingerprint_path, "w") as handle:
+        json.dump({"sha256": recorded}, handle)
     with forked_experiment_runs():
         statuses = ExperimentRunner(experiment).run()
     ran = {directory for directory, status in statuses.items() if status != "skipped"}
@@ -233,7 +255,27 @@ def test_an_injection_runs_again_only_for_a_fine_tuning_left_to_run(experiment):
     after = AutoModel.from_pretrained(encoder).state_dict()
     assert before.keys() == after.keys()
     assert all(torch.equal(before[name], after[name]) for name in before)
+    assert read_fingerprint(injection) == recorded
     shutil.rmtree(encoder + ".away")
+
+
+def test_the_fingerprint_of_an_encoder_is_that_of_its_tensors(tmp_path):
+    # Hand-computed: `printf 'w torch.float32 (2,)\n\x00\x00\x80\x3f\x00\x00\x00\xc0' | sha256sum`
+    # (the name, dtype and shape line, then 1.0 and -2.0 as little-endian float32).
+    one, other = tmp_path / "one", tmp_path / "other"
+    for directory in (one, other):
+        directory.mkdir()
+    save_file({"w": torch.tensor([1.0, -2.0])}, str(one / "model.safetensors"))
+    assert encoder_fingerprint(str(one)) == (
+        "e43ce08956af57d3c7dd8fd9bbabcdc231c779b6dffdfbf041a8031cd2d581d7"
+    )
+    # The same tensors saved with other metadata and under another file name: the same encoder.
+    save_file({"w": torch.tensor([1.0, -2.0])}, str(other / "weights.safetensors"), {"a": "b"})
+    assert encoder_fingerprint(str(other)) == encoder_fingerprint(str(one))
+    save_file({"w": torch.tensor([1.0, -2.5])}, str(other / "weights.safetensors"))
+    assert encoder_fingerprint(str(other)) != encoder_fingerprint(str(one))
+    with pytest.raises(FileNotFoundError, match="no \\*.safetensors"):
+        encoder_fingerprint(str(tmp_path))
 
 
 def test_the_example_specs_describe_the_real_grid(tmp_path):

@@ -1,14 +1,20 @@
 """
 What the finished runs of an experiment say, read from their directories: whether a run has
-finished, its dev metrics, which candidate recipe the sweep chose, and one row per finished run
-for the report. Everything here reads the disk; the spec itself never does.
+finished, its dev metrics, which candidate recipe the sweep chose, which encoder an injection
+exported (its fingerprint), and one row per finished run for the report. Everything here
+reads the disk; the spec itself never does.
 """
 
+import glob
+import hashlib
 import json
 import math
 import os
 import statistics
 from typing import Any, Dict, List, Optional, Union
+
+import torch
+from safetensors.torch import load_file
 
 from tft_allennlp.experiments.spec import (
     ExperimentSpec,
@@ -21,6 +27,9 @@ from tft_allennlp.training.callbacks.parameter_counts import PARAMETER_COUNTS
 
 Run = Union[InjectionRun, GlueRun]
 
+# In an injection's directory (committed with it): the fingerprint of the encoder it exported.
+FINGERPRINT = "encoder_fingerprint.json"
+
 
 def is_finished(run: Run) -> bool:
     """A run is finished when it wrote `metrics.json` (and an injection, its exported encoder)."""
@@ -29,6 +38,33 @@ def is_finished(run: Run) -> bool:
     return not isinstance(run, InjectionRun) or os.path.exists(
         os.path.join(run.encoder, "config.json")
     )
+
+
+def encoder_fingerprint(encoder: str) -> str:
+    """
+    The SHA-256 of an exported encoder's weights (every tensor of its safetensors files: name,
+    dtype, shape and values, in name order): equal for the same weights however they were saved.
+    """
+    digest = hashlib.sha256()
+    paths = sorted(glob.glob(os.path.join(encoder, "*.safetensors")))
+    if not paths:
+        raise FileNotFoundError(f"{encoder}: no *.safetensors weights to fingerprint")
+    for path in paths:
+        tensors = load_file(path)
+        for name in sorted(tensors):
+            tensor = tensors[name].contiguous()
+            digest.update(f"{name} {tensor.dtype} {tuple(tensor.shape)}\n".encode())
+            digest.update(tensor.view(-1).view(torch.uint8).numpy().tobytes())
+    return digest.hexdigest()
+
+
+def read_fingerprint(run: InjectionRun) -> Optional[str]:
+    """The fingerprint an injection's directory records (`FINGERPRINT`), None if it has none."""
+    try:
+        with open(os.path.join(run.directory, FINGERPRINT)) as handle:
+            return json.load(handle)["sha256"]
+    except FileNotFoundError:
+        return None
 
 
 def read_metrics(directory: str, metric_epoch: str) -> Optional[Dict[str, float]]:

@@ -17,7 +17,10 @@ Order and dependencies: injections, then the recipe sweep on the base models, th
 grid seed by seed. A fine-tuning of an injected encoder waits for its injection; a run of the
 tuned recipe waits for the sweep that chooses it. An injection is run only while a fine-tuning
 of its encoder is left to run: on a machine without the encoders (they are not kept in git), a
-grid whose fine-tunings have all finished trains nothing again.
+grid whose fine-tunings have all finished trains nothing again. An injection records the
+fingerprint of the encoder it exported (`encoder_fingerprint.json`, kept in git); one run again
+must export that very encoder, or it fails (and its new encoder is deleted) rather than let the
+grid fine-tune two different encoders under one name.
 
 Parallel and distributed execution:
 
@@ -44,6 +47,7 @@ import glob
 import json
 import logging
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -52,7 +56,14 @@ import zlib
 from typing import IO, Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from tft_allennlp.commands.export import export_encoder
-from tft_allennlp.experiments.outcomes import Run, is_finished, tuned_choice
+from tft_allennlp.experiments.outcomes import (
+    FINGERPRINT,
+    Run,
+    encoder_fingerprint,
+    is_finished,
+    read_fingerprint,
+    tuned_choice,
+)
 from tft_allennlp.experiments.reuse import (
     copy_run,
     find_reusable,
@@ -437,6 +448,8 @@ class ExperimentRunner:
         if self._reuse(run, training):
             self._record(run, started, "reused")
             return True
+        # The encoder the grid's finished fine-tunings of this injection used, if it says.
+        recorded = read_fingerprint(run) if isinstance(run, InjectionRun) else None
         resume_failed = False
         for attempt in range(1 + self.spec.retries):
             if attempt:
@@ -449,7 +462,15 @@ class ExperimentRunner:
                 logger.info("Starting %s", run.directory)
             succeeded = self._execute(run, training, resume)
             resume_failed = resume and not succeeded
+            other_encoder = (
+                succeeded
+                and isinstance(run, InjectionRun)
+                and not self._same_encoder(run, recorded)
+            )
+            succeeded = succeeded and not other_encoder
             self._record(run, started, "done" if succeeded else "failed")
+            if other_encoder:
+                return False  # another attempt would not make the recorded encoder
             if succeeded:
                 if isinstance(run, GlueRun) and not self.spec.keep_weights:
                     for path in glob.glob(os.path.join(run.directory, "*.th")):
@@ -516,6 +537,30 @@ class ExperimentRunner:
             export_encoder(os.path.join(run.directory, "model.tar.gz"), run.encoder)
         return True
 
+    def _same_encoder(self, run: InjectionRun, recorded: Optional[str]) -> bool:
+        """
+        Records the fingerprint of the encoder the injection `run` just exported, unless the
+        directory recorded another one before (`recorded`): the encoder that the grid's finished
+        fine-tunings of it used. Then the new encoder is deleted (so that nothing fine-tunes it
+        beside those), the old record kept, and False returned.
+        """
+        fingerprint = encoder_fingerprint(run.encoder)
+        if recorded is not None and fingerprint != recorded:
+            shutil.rmtree(run.encoder)
+            _write_fingerprint(run, recorded)
+            logger.error(
+                "%s: its encoder, exported again, is not the one it recorded (SHA-256 %s, now "
+                "%s), which its finished fine-tunings used; the new one was deleted. To "
+                "fine-tune a new build, delete %s and the directories of those fine-tunings.",
+                run.directory,
+                recorded[:12],
+                fingerprint[:12],
+                os.path.join(run.directory, FINGERPRINT),
+            )
+            return False
+        _write_fingerprint(run, fingerprint)
+        return True
+
     def _reuse(self, run: Run, training: Training) -> bool:
         """
         Takes `run` from the first grid of `reuse_from` that finished it with the config of
@@ -550,6 +595,12 @@ class ExperimentRunner:
         }
         with open(os.path.join(self.spec.output_dir, ATTEMPTS), "a") as out:
             out.write(json.dumps(record) + "\n")
+
+
+def _write_fingerprint(run: InjectionRun, fingerprint: str) -> None:
+    with open(os.path.join(run.directory, FINGERPRINT), "w") as handle:
+        json.dump({"sha256": fingerprint}, handle)
+        handle.write("\n")
 
 
 def _failed_since(run: Run, since: float) -> bool:
