@@ -19,7 +19,12 @@ from tests import CONFIGS_ROOT, FIXTURES_ROOT, PROJECT_ROOT
 from tests.allennlp_cli import forked_allennlp, forked_experiment_runs
 from tft_allennlp.commands.experiment import run_experiment, write_outputs
 from tft_allennlp.experiments import ExperimentSpec, collect_results, tuned_choices
-from tft_allennlp.experiments.outcomes import encoder_fingerprint, read_fingerprint, tuned_choice
+from tft_allennlp.experiments.outcomes import (
+    encoder_fingerprint,
+    kept_fingerprint,
+    read_fingerprint,
+    tuned_choice,
+)
 from tft_allennlp.experiments.report import markdown_table, plot
 from tft_allennlp.experiments.reuse import (
     config_difference,
@@ -242,9 +247,13 @@ def test_an_injection_runs_again_only_for_a_fine_tuning_left_to_run_and_to_the_s
     assert not os.path.exists(encoder) and read_fingerprint(injection) == "0" * 64
     assert not os.path.exists(os.path.join(lost.directory, "metrics.json"))
 
+    assert not os.path.exists(kept_fingerprint(injection))
+
     # With its true record, the injection runs again to the same weights, then the lost
-    # fine-tuning; nothing else.
-    with open(fingerprint_path, "w") as handle:
+    # fine-tuning; nothing else. The record is where an attempt killed after `allennlp train -f`
+    # emptied the directory leaves it: beside the directory.
+    os.remove(fingerprint_path)
+    with open(kept_fingerprint(injection), "w") as handle:
         json.dump({"sha256": recorded}, handle)
     with forked_experiment_runs():
         statuses = ExperimentRunner(experiment).run()
@@ -256,6 +265,8 @@ def test_an_injection_runs_again_only_for_a_fine_tuning_left_to_run_and_to_the_s
     assert before.keys() == after.keys()
     assert all(torch.equal(before[name], after[name]) for name in before)
     assert read_fingerprint(injection) == recorded
+    assert json.loads(open(fingerprint_path).read()) == {"sha256": recorded}
+    assert not os.path.exists(kept_fingerprint(injection))
     shutil.rmtree(encoder + ".away")
 
 
@@ -720,6 +731,8 @@ def test_a_grid_takes_the_runs_another_grid_finished_with_the_same_config(experi
     mine = os.path.join(same.output_dir, "injection/tiny/tft/encoder/model.safetensors")
     theirs = os.path.join(source, "injection/tiny/tft/encoder/model.safetensors")
     assert os.stat(mine).st_ino == os.stat(theirs).st_ino
+    (injection,) = same.injection_runs()
+    assert read_fingerprint(injection) == encoder_fingerprint(os.path.dirname(mine))
     assert collect_results(same) == [
         {**row, "directory": row["directory"].replace(source, same.output_dir)}
         for row in collect_results(experiment)
@@ -746,6 +759,21 @@ def test_a_grid_takes_the_runs_another_grid_finished_with_the_same_config(experi
     # Of seed 1, only the fine-tunings of the injected encoder ran again.
     again = {relative for relative in trained if relative.endswith("seed1")}
     assert again and {relative.split("/")[2] for relative in again} == {"tft"}
+    # A grid whose injection recorded another encoder (its fine-tunings are of that one) does
+    # not take the source's: the injection runs here, exports the source's encoder again, and
+    # fails on the record; its fine-tunings are not run; the base model's runs are taken.
+    recorded = tmp_path / "recorded/injection/tiny/tft/encoder_fingerprint.json"
+    recorded.parent.mkdir(parents=True)
+    recorded.write_text(json.dumps({"sha256": "1" * 64}))
+    _, statuses, outcomes = grid("recorded")
+    assert outcomes["injection/tiny/tft"] == "failed"
+    assert {relative for relative, outcome in outcomes.items() if outcome == "reused"} == {
+        relative for relative in distinct(experiment) if "/none/" in relative
+    }
+    failed = {
+        os.path.relpath(d, tmp_path / "recorded") for d, s in statuses.items() if s == "failed"
+    }
+    assert failed == {relative for relative in distinct(experiment) if "/none/" not in relative}
     with pytest.raises(ConfigurationError, match="own output_dir"):
         ExperimentSpec(output_dir=source, **{**spec_values, "reuse_from": [source + "/"]})
 

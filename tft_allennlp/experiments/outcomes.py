@@ -59,12 +59,23 @@ def encoder_fingerprint(encoder: str) -> str:
 
 
 def read_fingerprint(run: InjectionRun) -> Optional[str]:
-    """The fingerprint an injection's directory records (`FINGERPRINT`), None if it has none."""
-    try:
-        with open(os.path.join(run.directory, FINGERPRINT)) as handle:
-            return json.load(handle)["sha256"]
-    except FileNotFoundError:
-        return None
+    """
+    The fingerprint an injection records (`FINGERPRINT` in its directory or, while it runs again,
+    `DIRECTORY.fingerprint.json` beside it: `allennlp train -f` empties the directory first);
+    None if it has none.
+    """
+    for path in (os.path.join(run.directory, FINGERPRINT), kept_fingerprint(run)):
+        try:
+            with open(path) as handle:
+                return json.load(handle)["sha256"]
+        except FileNotFoundError:
+            continue
+    return None
+
+
+def kept_fingerprint(run: InjectionRun) -> str:
+    """Where an injection's record is kept while it runs again."""
+    return run.directory.rstrip("/") + ".fingerprint.json"
 
 
 def read_metrics(directory: str, metric_epoch: str) -> Optional[Dict[str, float]]:

@@ -18,9 +18,10 @@ grid seed by seed. A fine-tuning of an injected encoder waits for its injection;
 tuned recipe waits for the sweep that chooses it. An injection is run only while a fine-tuning
 of its encoder is left to run: on a machine without the encoders (they are not kept in git), a
 grid whose fine-tunings have all finished trains nothing again. An injection records the
-fingerprint of the encoder it exported (`encoder_fingerprint.json`, kept in git); one run again
-must export that very encoder, or it fails (and its new encoder is deleted) rather than let the
-grid fine-tune two different encoders under one name.
+fingerprint of the encoder it exported (`encoder_fingerprint.json`, kept in git, and beside the
+directory while it runs again); one run again must export that very encoder, or it fails (and
+its new encoder is deleted) rather than let the grid fine-tune two different encoders under one
+name; nor is it taken from another grid that recorded another encoder.
 
 Parallel and distributed execution:
 
@@ -61,6 +62,7 @@ from tft_allennlp.experiments.outcomes import (
     Run,
     encoder_fingerprint,
     is_finished,
+    kept_fingerprint,
     read_fingerprint,
     tuned_choice,
 )
@@ -68,6 +70,7 @@ from tft_allennlp.experiments.reuse import (
     copy_run,
     find_reusable,
     grids_with_same_encoder,
+    in_grid,
     rendered_config,
 )
 from tft_allennlp.experiments.spec import (
@@ -448,8 +451,11 @@ class ExperimentRunner:
         if self._reuse(run, training):
             self._record(run, started, "reused")
             return True
-        # The encoder the grid's finished fine-tunings of this injection used, if it says.
+        # The encoder the grid's finished fine-tunings of this injection used, if it says; kept
+        # beside the directory that the attempt empties, until the attempt has checked it.
         recorded = read_fingerprint(run) if isinstance(run, InjectionRun) else None
+        if recorded is not None:
+            _write_fingerprint(kept_fingerprint(run), recorded)
         resume_failed = False
         for attempt in range(1 + self.spec.retries):
             if attempt:
@@ -545,9 +551,11 @@ class ExperimentRunner:
         beside those), the old record kept, and False returned.
         """
         fingerprint = encoder_fingerprint(run.encoder)
+        record = os.path.join(run.directory, FINGERPRINT)
         if recorded is not None and fingerprint != recorded:
             shutil.rmtree(run.encoder)
-            _write_fingerprint(run, recorded)
+            _write_fingerprint(record, recorded)
+            os.remove(kept_fingerprint(run))
             logger.error(
                 "%s: its encoder, exported again, is not the one it recorded (SHA-256 %s, now "
                 "%s), which its finished fine-tunings used; the new one was deleted. To "
@@ -555,10 +563,12 @@ class ExperimentRunner:
                 run.directory,
                 recorded[:12],
                 fingerprint[:12],
-                os.path.join(run.directory, FINGERPRINT),
+                record,
             )
             return False
-        _write_fingerprint(run, fingerprint)
+        _write_fingerprint(record, fingerprint)
+        if recorded is not None:
+            os.remove(kept_fingerprint(run))
         return True
 
     def _reuse(self, run: Run, training: Training) -> bool:
@@ -571,6 +581,14 @@ class ExperimentRunner:
         injection = spec.injection_of(run) if isinstance(run, GlueRun) else None
         if injection is not None:
             grids = grids_with_same_encoder(injection, spec.output_dir, grids)
+        if isinstance(run, InjectionRun) and read_fingerprint(run) is not None:
+            # An injection that recorded its encoder is taken only as that very encoder.
+            recorded = read_fingerprint(run)
+            grids = [
+                grid
+                for grid in grids
+                if read_fingerprint(in_grid(run, spec.output_dir, grid)) == recorded
+            ]
         if not grids:
             return False
         relative = os.path.relpath(run.directory, spec.output_dir)
@@ -597,8 +615,8 @@ class ExperimentRunner:
             out.write(json.dumps(record) + "\n")
 
 
-def _write_fingerprint(run: InjectionRun, fingerprint: str) -> None:
-    with open(os.path.join(run.directory, FINGERPRINT), "w") as handle:
+def _write_fingerprint(path: str, fingerprint: str) -> None:
+    with open(path, "w") as handle:
         json.dump({"sha256": fingerprint}, handle)
         handle.write("\n")
 
