@@ -34,5 +34,6 @@ setup(
         "spacy",
         "matplotlib",
         "datasets",
+        "safetensors",
     ],
 )
