@@ -246,7 +246,6 @@ def test_an_injection_runs_again_only_for_a_fine_tuning_left_to_run_and_to_the_s
     assert [json.loads(line)["outcome"] for line in new_attempts] == ["failed"]
     assert not os.path.exists(encoder) and read_fingerprint(injection) == "0" * 64
     assert not os.path.exists(os.path.join(lost.directory, "metrics.json"))
-
     assert not os.path.exists(kept_fingerprint(injection))
 
     # With its true record, the injection runs again to the same weights, then the lost

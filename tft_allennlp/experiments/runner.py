@@ -279,8 +279,6 @@ class ExperimentRunner:
         self.wait = wait
         self.poll_seconds = poll_seconds
         self.statuses: Dict[str, str] = {}
-        # Injections no fine-tuning left to run needs (`_plan`).
-        self._unneeded: Set[str] = set()
         self._cpus = len(os.sched_getaffinity(0))
         self._gpus = _visible_gpus()
 
@@ -300,7 +298,8 @@ class ExperimentRunner:
                     set(range(self.jobs)) - {slot for _, slot, _ in running.values()}
                 )
                 busy = {run.directory for run, _, _ in running.values()}
-                for run, blocker in self._plan():
+                plan, unneeded = self._plan()
+                for run, blocker in plan:
                     if run.directory in self.statuses or run.directory in busy:
                         continue
                     if blocker is not None:
@@ -314,7 +313,7 @@ class ExperimentRunner:
                     if is_finished(run):
                         self.statuses[run.directory] = "skipped"
                         continue
-                    if run.directory in self._unneeded:
+                    if run.directory in unneeded:
                         logger.info(
                             "Not running %s: every fine-tuning of its encoder has finished",
                             run.directory,
@@ -367,17 +366,16 @@ class ExperimentRunner:
                         self._fail(run, "see its log")
         return self.statuses
 
-    def _plan(self) -> List[Tuple[Run, Optional[Run]]]:
+    def _plan(self) -> Tuple[List[Tuple[Run, Optional[Run]]], Set[str]]:
         """
         This shard's runs in order, each with the unfinished run it must wait for (None when it
-        can start). The tuned runs of a (base, task, size) appear once its sweep has chosen.
-        Sets `_unneeded`: the injections that no unfinished fine-tuning of any shard waits for,
-        nor may (a base whose sweep has not chosen yet needs all its injections).
+        can start), and the injections that no unfinished fine-tuning of any shard waits for,
+        nor may (a base whose sweep has not chosen yet needs all its injections). The tuned runs
+        of a (base, task, size) appear once its sweep has chosen.
         """
         spec = self.spec
-        plan: List[Tuple[Run, Optional[Run]]] = []
-        for injection in spec.injection_runs():
-            plan.append((injection, None))
+        injections = list(spec.injection_runs())
+        plan: List[Tuple[Run, Optional[Run]]] = [(injection, None) for injection in injections]
         for sweep_run in spec.sweep_runs():
             plan.append((sweep_run, None))
         choices = {}
@@ -390,7 +388,7 @@ class ExperimentRunner:
             # The tuned runs wait for the first unfinished sweep run of their key.
             pending = next(run for run in spec.sweep_runs_of(key) if not is_finished(run))
             plan.append((_TunedPlaceholder(key, pending.directory), pending))
-            needed.update(run.directory for run in spec.injection_runs() if run.base == key[0])
+            needed.update(run.directory for run in injections if run.base == key[0])
         for glue_run in spec.glue_runs(choices):
             injection = spec.injection_of(glue_run)
             blocker = None
@@ -399,7 +397,7 @@ class ExperimentRunner:
                 if not is_finished(injection):
                     blocker = injection
             plan.append((glue_run, blocker))
-        self._unneeded = {run.directory for run in spec.injection_runs()} - needed
+        unneeded = {run.directory for run in injections} - needed
         # A sweep run that is also a grid run appears once; placeholders belong to every shard.
         seen = set()
         owned = []
@@ -409,7 +407,7 @@ class ExperimentRunner:
             seen.add(run.directory)
             if isinstance(run, _TunedPlaceholder) or self.owns(run):
                 owned.append((run, blocker))
-        return owned
+        return owned, unneeded
 
     def _blocker_failed(self, blocker: Run) -> bool:
         """
@@ -447,13 +445,13 @@ class ExperimentRunner:
         if os.path.exists(run.directory + ".failed"):
             os.remove(run.directory + ".failed")  # a new attempt of a run that failed before
         training = self._training(run, self._environment(slot))
+        # The encoder the grid's finished fine-tunings of this injection used, if it says.
+        recorded = read_fingerprint(run) if isinstance(run, InjectionRun) else None
         started = time.time()
-        if self._reuse(run, training):
+        if self._reuse(run, training, recorded):
             self._record(run, started, "reused")
             return True
-        # The encoder the grid's finished fine-tunings of this injection used, if it says; kept
-        # beside the directory that the attempt empties, until the attempt has checked it.
-        recorded = read_fingerprint(run) if isinstance(run, InjectionRun) else None
+        # Kept beside the directory that the attempt empties, until the attempt has checked it.
         if recorded is not None:
             _write_fingerprint(kept_fingerprint(run), recorded)
         resume_failed = False
@@ -552,10 +550,12 @@ class ExperimentRunner:
         """
         fingerprint = encoder_fingerprint(run.encoder)
         record = os.path.join(run.directory, FINGERPRINT)
-        if recorded is not None and fingerprint != recorded:
-            shutil.rmtree(run.encoder)
-            _write_fingerprint(record, recorded)
+        same = recorded is None or fingerprint == recorded
+        _write_fingerprint(record, fingerprint if same else recorded)
+        if recorded is not None:
             os.remove(kept_fingerprint(run))
+        if not same:
+            shutil.rmtree(run.encoder)
             logger.error(
                 "%s: its encoder, exported again, is not the one it recorded (SHA-256 %s, now "
                 "%s), which its finished fine-tunings used; the new one was deleted. To "
@@ -565,25 +565,20 @@ class ExperimentRunner:
                 fingerprint[:12],
                 record,
             )
-            return False
-        _write_fingerprint(record, fingerprint)
-        if recorded is not None:
-            os.remove(kept_fingerprint(run))
-        return True
+        return same
 
-    def _reuse(self, run: Run, training: Training) -> bool:
+    def _reuse(self, run: Run, training: Training, recorded: Optional[str]) -> bool:
         """
         Takes `run` from the first grid of `reuse_from` that finished it with the config of
-        `training` (`experiments/reuse.py`); False when none did.
+        `training` (`experiments/reuse.py`); False when none did. An injection that `recorded`
+        the fingerprint of its encoder is taken only from a grid that recorded the same.
         """
         spec = self.spec
         grids = list(spec.reuse_from)
         injection = spec.injection_of(run) if isinstance(run, GlueRun) else None
         if injection is not None:
             grids = grids_with_same_encoder(injection, spec.output_dir, grids)
-        if isinstance(run, InjectionRun) and read_fingerprint(run) is not None:
-            # An injection that recorded its encoder is taken only as that very encoder.
-            recorded = read_fingerprint(run)
+        if recorded is not None:
             grids = [
                 grid
                 for grid in grids
