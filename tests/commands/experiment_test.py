@@ -747,6 +747,29 @@ def test_a_grid_takes_the_runs_another_grid_finished_with_the_same_config(experi
         str(tmp_path / "chain/injection/tiny/tft"), str(tmp_path / "chain")
     ) == (os.path.realpath(source))
 
+    # The source as a fresh machine has it (its encoder is not in git): its injection is not
+    # finished there, so it runs here and exports the encoder the source recorded; the
+    # fine-tunings of that encoder are then taken by the fingerprint.
+    # Without its record (a grid made before records), nothing says which encoder the source
+    # fine-tuned, so those fine-tunings run here too.
+    encoder = os.path.join(source, "injection/tiny/tft/encoder")
+    record = os.path.join(source, "injection/tiny/tft/encoder_fingerprint.json")
+    expected = {
+        relative: "done" if relative == "injection/tiny/tft" else "reused"
+        for relative in distinct(experiment)
+    }
+    for name, hidden in (("fresh", [encoder]), ("fresh_unrecorded", [encoder, record])):
+        for path in hidden:
+            os.rename(path, path + ".away")
+        try:
+            _, _, outcomes = grid(name)
+        finally:
+            for path in hidden:
+                os.rename(path + ".away", path)
+        if name == "fresh_unrecorded":
+            expected.update({r: "done" for r in expected if r.startswith("glue/tiny/tft/")})
+        assert outcomes == expected
+
     # Another injection seed and a new fine-tuning seed: the injection and the fine-tunings of
     # its encoder run here (their GLUE configs are the same, their encoder is not), and so do
     # the base model's runs of seed 3; the base model's runs of seed 1 and the sweep are taken.

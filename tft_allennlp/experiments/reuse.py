@@ -5,10 +5,12 @@ running them again.
 A run of this grid is reused from another grid when the same run directory (relative to each
 grid's output directory) finished there and its `config.json` is the config this grid would
 train, key for key, where a path inside the other grid (its injected encoder) is read as the
-same path inside this one. A fine-tuning of an injected encoder is reused only from a grid
-whose injection has the same origin as this grid's (`injection_origin`: the grid that trained
-it, followed through the grids it was reused from): the reused run then fine-tuned the very
-encoder this grid holds, not another build of it. Trainer callbacks that only write records
+same path inside this one. A fine-tuning of an injected encoder is reused only from a grid that
+fine-tuned the very encoder this grid holds, not another build of it: where both grids recorded
+the fingerprint of that injection's encoder, a grid that recorded the same one (its encoder
+need not be on disk: encoders are not kept in git); otherwise a grid whose finished injection
+has the same origin as this grid's (`injection_origin`: the grid that trained it, followed
+through the grids it was reused from). Trainer callbacks that only write records
 (`RECORD_ONLY_CALLBACKS`) are not compared: a grid made before one was added to the configs
 trained the same models.
 
@@ -26,7 +28,8 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from allennlp.common import Params
 
-from tft_allennlp.experiments.outcomes import Run, is_finished
+from tft_allennlp.experiments.outcomes import Run, is_finished, read_fingerprint
+from tft_allennlp.experiments.spec import InjectionRun
 
 REUSED_FROM = "reused_from.json"
 # Trainer callbacks that write a record of the run and change nothing it trains.
@@ -115,16 +118,26 @@ def in_grid(run: Run, my_grid: str, grid: str) -> Run:
     return dataclasses.replace(run, directory=os.path.join(grid, relative))
 
 
-def grids_with_same_encoder(injection: Run, my_grid: str, grids: Sequence[str]) -> List[str]:
+def grids_with_same_encoder(
+    injection: InjectionRun, my_grid: str, grids: Sequence[str]
+) -> List[str]:
     """
-    Those of `grids` that finished this grid's `injection` (in `my_grid`) with the same origin
-    (`injection_origin`): only they fine-tuned the very encoder this grid holds.
+    Those of `grids` that fine-tuned the very encoder this grid's `injection` (in `my_grid`)
+    holds: where both grids record the fingerprint of that injection's encoder
+    (`read_fingerprint`), those that recorded the same one, whether their encoder is on disk or
+    not; otherwise those that finished the injection with the same origin (`injection_origin`).
     """
+    mine = read_fingerprint(injection)
     origin = injection_origin(injection.directory, my_grid)
     kept = []
     for grid in grids:
         theirs = in_grid(injection, my_grid, grid)
-        if is_finished(theirs) and injection_origin(theirs.directory, grid) == origin:
+        recorded = read_fingerprint(theirs)
+        if mine is not None and recorded is not None:
+            same = recorded == mine
+        else:
+            same = is_finished(theirs) and injection_origin(theirs.directory, grid) == origin
+        if same:
             kept.append(grid)
     return kept
 

@@ -336,11 +336,12 @@ class ExperimentSpec:
         Output directories of other grids whose finished runs this grid takes instead of
         running them again (`experiments/reuse.py`): the same run directory, finished there
         with the config this grid would train (a path inside that grid read as the same path
-        in this one). Fine-tunings of an injected encoder come only from the grid the
-        injection itself was taken from. The first grid that has a run wins; a reused run
-        keeps that grid's config and logs, names it in `reused_from.json`, and is
-        `"reused"` in `attempts.jsonl`. Grids that share runs (the claims grids: the same
-        injections, the same MiniLM runs without injection) so stay reproducible.
+        in this one). Fine-tunings of an injected encoder come only from a grid that fine-tuned
+        the same encoder (the same recorded fingerprint; without records, the same origin).
+        The first grid that has a run wins; a reused run keeps that grid's config and logs,
+        names it in `reused_from.json`, and is `"reused"` in `attempts.jsonl`. Grids that
+        share runs (the claims grids: the same injections, the same MiniLM runs without
+        injection) so stay reproducible.
     """
 
     output_dir: str
