@@ -1,0 +1,51 @@
+// Does more, more varied paraphrase data help? all-MiniLM-L6-v2 without injection, with the
+// Quora-only injections of the claims grids (`tft`, `tft_simple`: 10,367 Quora pairs, about one
+// pass, the CPU cut) and with the multi-source ones (`tft_multi`, `tft_simple_multi`: the 74,326
+// pairs of Twitter URL, ParaSCI-ACL and Quora mixed, injected with the paper's own recipe: Adam
+// lr 5e-5, batch 100, dropout 0.2, whole epochs until the second decrease of the dev phrasal
+// accuracy, at most 20), fine-tuned on MRPC, STS-B, RTE, SST-2 and CoLA with 1k examples and
+// fine-tuning seeds 1-10 (each seed its own subsample, the same for every variant), with the
+// recipe the base's sweep picks on dev (claims_4ep_cpu.libsonnet).
+//
+// Corpora: `bash scripts/multisource_corpora.sh` (runs/corpora/); the Quora-only injections
+// read the claims grids' corpus (scripts/claims_grids.sh). Everything else is the claims grids'
+// (minilm_glue_cpu.jsonnet, 4 fine-tuning epochs), so their finished runs are taken, not rerun.
+// TFT_EXPERIMENT_DIR=results/claims_multisource_cpu/experiment.
+local four = import 'claims_4ep_cpu.libsonnet';
+local cpu = import 'minilm_glue_cpu.jsonnet';
+
+// The paper's stopping rule over whole epochs, with a checkpoint every 30 minutes so that a
+// killed injection loses at most that much (the harness resumes it with --recover).
+local paper_injection = {
+  'data_loader.batches_per_epoch': null,
+  'trainer.num_epochs': 20,
+  'trainer.checkpointer.save_every_num_seconds': 1800,
+};
+
+cpu + four + {
+  // Only recipe 'tuned' is reported; 'paper' is one of its sweep's candidates.
+  run_fixed_recipes: false,
+  variants: ['none', 'tft', 'tft_simple', 'tft_multi', 'tft_simple_multi'],
+  custom_variants: {
+    tft_multi: {
+      variant: 'tft',
+      paraphrase_corpus: 'runs/corpora/multisource.jsonl',
+      injection_overrides: paper_injection,
+    },
+    tft_simple_multi: {
+      variant: 'tft_simple',
+      paraphrase_corpus: 'runs/corpora/multisource.jsonl',
+      injection_overrides: paper_injection,
+    },
+  },
+  tasks: ['mrpc', 'stsb', 'rte', 'sst2', 'cola'],
+  train_sizes: [1000],
+  seeds: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
+  // Paths from the repository root: the size and distant-task grids hold seeds 1-3 of `none`,
+  // `tft` and `tft_simple`, their injections and the sweeps.
+  reuse_from: [
+    'results/claims_size_4ep_cpu/experiment',
+    'results/claims_size_cpu/experiment',
+    'results/claims_distant_cpu/experiment',
+  ],
+}
