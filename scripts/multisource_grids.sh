@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs the multi-source injection grids (training_configs/experiments/claims_multisource*.jsonnet)
+# Runs the multi-source injection grids (training_configs/experiments/claims_multisource*.jsonnet,
+# claims_domain_cpu.jsonnet)
 # in the background, resumably, one `--jobs 1` process per core given (default 1), niced so that
 # interactive work on the machine keeps priority. Finished runs are skipped, a killed injection
 # goes on from its last checkpoint (one every 30 minutes), runs other grids finished are taken
@@ -34,13 +35,15 @@ grid() {
     >> "runs/claims_logs/$name.log" 2>&1
 }
 export -f grid
-# The first process takes the injections in order; the others start with the runs that wait for
-# none of them (`--no-wait`), then join the grid.
-nohup nice -n 10 bash -c 'grid claims_multisource_cpu' > /dev/null 2>&1 &
-echo "process 1: claims_multisource_cpu (pid $!)"
+# In order of what the verdicts need most: the 1k grid (H1 with 10 seeds, distant tasks), size
+# against domain, small against large, the whole training sets. The first process takes the
+# injections in order; the others start with the runs that wait for none of them (`--no-wait`).
+grids='claims_multisource_cpu claims_domain_cpu claims_multisource_size_cpu claims_multisource_whole_cpu'
+nohup nice -n 10 bash -c "for g in $grids; do grid \$g; done" > /dev/null 2>&1 &
+echo "process 1: $grids (pid $!)"
 for ((i = 2; i <= processes; i++)); do
   sleep 60
-  nohup nice -n 10 bash -c 'grid claims_multisource_cpu --no-wait; grid claims_multisource_cpu' \
+  nohup nice -n 10 bash -c "for g in $grids; do grid \$g --no-wait; done; for g in $grids; do grid \$g; done" \
     > /dev/null 2>&1 &
-  echo "process $i: claims_multisource_cpu, free runs first (pid $!)"
+  echo "process $i: the same, free runs first (pid $!)"
 done

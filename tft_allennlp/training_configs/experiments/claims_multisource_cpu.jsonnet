@@ -7,37 +7,18 @@
 // fine-tuning seeds 1-10 (each seed its own subsample, the same for every variant), with the
 // recipe the base's sweep picks on dev (claims_4ep_cpu.libsonnet).
 //
-// Corpora: `bash scripts/multisource_corpora.sh` (runs/corpora/); the Quora-only injections
-// read the claims grids' corpus (scripts/claims_grids.sh). Everything else is the claims grids'
+// The injections: claims_multisource.libsonnet; the Quora-only ones read the claims grids'
+// corpus (scripts/claims_grids.sh). Everything else is the claims grids'
 // (minilm_glue_cpu.jsonnet, 4 fine-tuning epochs), so their finished runs are taken, not rerun.
 // TFT_EXPERIMENT_DIR=results/claims_multisource_cpu/experiment.
 local four = import 'claims_4ep_cpu.libsonnet';
 local cpu = import 'minilm_glue_cpu.jsonnet';
+local multisource = import 'claims_multisource.libsonnet';
 
-// The paper's stopping rule over whole epochs, with a checkpoint every 30 minutes so that a
-// killed injection loses at most that much (the harness resumes it with --recover).
-local paper_injection = {
-  'data_loader.batches_per_epoch': null,
-  'trainer.num_epochs': 20,
-  'trainer.checkpointer.save_every_num_seconds': 1800,
-};
-
-cpu + four + {
+cpu + four + multisource + {
   // Only recipe 'tuned' is reported; 'paper' is one of its sweep's candidates.
   run_fixed_recipes: false,
   variants: ['none', 'tft', 'tft_simple', 'tft_multi', 'tft_simple_multi'],
-  custom_variants: {
-    tft_multi: {
-      variant: 'tft',
-      paraphrase_corpus: 'runs/corpora/multisource.jsonl',
-      injection_overrides: paper_injection,
-    },
-    tft_simple_multi: {
-      variant: 'tft_simple',
-      paraphrase_corpus: 'runs/corpora/multisource.jsonl',
-      injection_overrides: paper_injection,
-    },
-  },
   tasks: ['mrpc', 'stsb', 'rte', 'sst2', 'cola'],
   train_sizes: [1000],
   seeds: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10],

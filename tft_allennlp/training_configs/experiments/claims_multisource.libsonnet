@@ -1,0 +1,26 @@
+// The multi-source injections shared by the claims_multisource*_cpu grids: all-MiniLM-L6-v2
+// injected with the paper's own recipe (Adam lr 5e-5, batch 100, dropout 0.2: the configs') over
+// whole epochs until the second decrease of the dev phrasal accuracy (at most 20), with a
+// checkpoint every 30 minutes so that a killed injection loses at most that much (the harness
+// resumes it with --recover). Corpora: `bash scripts/multisource_corpora.sh` (runs/corpora/):
+//   tft_multi, tft_simple_multi   the 74,326 pairs of Twitter URL, ParaSCI-ACL and Quora, mixed
+//   tft_twitter, tft_parasci, tft_quora   11,000 pairs of one source each (`tft`)
+local paper_injection = {
+  'data_loader.batches_per_epoch': null,
+  'trainer.num_epochs': 20,
+  'trainer.checkpointer.save_every_num_seconds': 1800,
+};
+local injection(variant, corpus) = {
+  variant: variant,
+  paraphrase_corpus: 'runs/corpora/' + corpus + '.jsonl',
+  injection_overrides: paper_injection,
+};
+{
+  custom_variants: {
+    tft_multi: injection('tft', 'multisource'),
+    tft_simple_multi: injection('tft_simple', 'multisource'),
+    tft_twitter: injection('tft', 'twitter_11k'),
+    tft_parasci: injection('tft', 'parasci_11k'),
+    tft_quora: injection('tft', 'quora_11k'),
+  },
+}

@@ -1,0 +1,20 @@
+// Does the multi-source injection change the verdict on the whole training sets? The grid of
+// claims_whole_cpu.jsonnet (MRPC, STS-B, RTE with every training example, fine-tuning seeds 1-3,
+// 4 epochs, the recipe its sweep picked) with the multi-source injections added
+// (claims_multisource.libsonnet). 3 seeds, not 10: a whole-set run takes 13-28 one-core
+// minutes, ten times a 1k run.
+// TFT_EXPERIMENT_DIR=results/claims_multisource_whole_cpu/experiment.
+local whole = import 'claims_whole_cpu.jsonnet';
+local multisource = import 'claims_multisource.libsonnet';
+
+whole + multisource + {
+  variants: ['none', 'tft', 'tft_simple', 'tft_multi', 'tft_simple_multi'],
+  // The whole-set grid's runs (`none`, `tft`, `tft_simple`, the sweep) and the multi-source
+  // injections of the 1k grid; paths from the repository root.
+  reuse_from: [
+    'results/claims_whole_cpu/experiment',
+    'results/claims_multisource_cpu/experiment',
+    'results/claims_size_4ep_cpu/experiment',
+    'results/claims_size_cpu/experiment',
+  ],
+}
