@@ -1,18 +1,24 @@
 #!/usr/bin/env bash
-# Stages (git add) the small outputs of an experiment grid's finished runs, for committing a
-# long grid as it goes: every file of each run directory that has metrics.json, except weights
-# (*.th, model.tar.gz), injected encoders (encoder/) and locks, plus the grid's attempts.jsonl,
-# configs/ and report files. Unfinished runs are left out; nothing is committed.
+# Stages (git add) what a reader or a resumed grid needs of an experiment grid, for committing
+# a long grid as it goes: per finished run (a directory with metrics.json) its config.json,
+# metrics.json and, where written, parameter_counts.json, reused_from.json and
+# encoder_fingerprint.json; and the grid's spec.json, attempts.jsonl, configs/ and report files.
+# Logs, per-epoch metrics, vocabularies, weights and encoders stay out (.gitignore too);
+# results/README.md says how to regenerate a run's log. Unfinished runs are left out; nothing
+# is committed.
 #
 #   bash scripts/stage_finished_runs.sh results/adapters_cpu/experiment
 set -euo pipefail
 cd "$(dirname "$0")/.."
 grid=${1:?usage: stage_finished_runs.sh EXPERIMENT_DIR}
-find "$grid" -name metrics.json -print0 | while IFS= read -r -d '' metrics; do
-  run=$(dirname "$metrics")
-  find "$run" -type f ! -name '*.th' ! -name 'model.tar.gz' ! -name '*.lock' \
-    ! -path '*/encoder/*' -print0 | xargs -0 -r git add --
-done
-for name in attempts.jsonl configs spec.json results.md runs.csv paired.csv scores.png; do
+run_files=(config.json metrics.json parameter_counts.json reused_from.json encoder_fingerprint.json)
+find "$grid" -name metrics.json -not -path '*/encoder/*' -print0 |
+  while IFS= read -r -d '' metrics; do
+    run=$(dirname "$metrics")
+    for name in "${run_files[@]}"; do
+      if [[ -e $run/$name ]]; then git add -- "$run/$name"; fi
+    done
+  done
+for name in spec.json attempts.jsonl configs results.md runs.csv paired.csv scores.png; do
   if [[ -e $grid/$name ]]; then git add -- "$grid/$name"; fi
 done
