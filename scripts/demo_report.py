@@ -47,7 +47,7 @@ def compare(base_path: str, injected_path: str, dev_path: str) -> None:
         row = f"  {name:<24} {100 * b:8.1f} {100 * i:9.1f}"
         print(row + (f" {100 * (i - b):+8.1f}" if with_gain else ""))
     print("  A real comparison (several seeds and sizes, gains paired by seed, with their spread):")
-    print(f"    {REAL_COMPARISON}   (README: Experiments)")
+    print(f"    {REAL_COMPARISON}   (docs/experiments.md)")
 
 
 def phrases(path: str) -> None:

@@ -53,7 +53,7 @@ def test_demo_runs_end_to_end_and_prints_the_runs_metrics(tmp_path, tiny_bert):
         assert row[1:] == [f"{b:.1f}", f"{i:.1f}"]
     assert (
         "    allennlp tft-experiment training_configs/experiments/minilm_glue_cpu.jsonnet"
-        "   (README: Experiments)" in lines
+        "   (docs/experiments.md)" in lines
     )
     # The phrase-pair view: one block per pair of fixtures/demo/phrase_pairs.jsonl.
     assert sum(line.startswith("  sentence pair: p(paraphrase) = ") for line in lines) == 2

@@ -22,7 +22,7 @@ CONFIG_DEFAULTS = {
     "GLUE_DIR": "glue_data",
     # The larger base of the claims grid (training_configs/experiments/claims_*.jsonnet).
     "TFT_LARGE_MODEL": "sentence-transformers/all-mpnet-base-v2",
-    # The aligned paraphrase corpus for injection (JSON lines, see README).
+    # The aligned paraphrase corpus for injection (JSON lines, see docs/injection.md).
     "TFT_PARAPHRASE_CORPUS": "aligned_paraphrases.jsonl",
     # The same pairs aligned by the aligner before issue 19 (alignment_downstream_cpu.jsonnet).
     "TFT_PARAPHRASE_CORPUS_OLD_ALIGNER": "aligned_paraphrases_old_aligner.jsonl",

@@ -121,8 +121,8 @@ class TestGlueClassifier(ModelTestCase):
 
 
 def test_the_bert_pooler_head_starts_from_the_checkpoints_pooler(tiny_bert):
-    """README: `"model.seq2vec_encoder": {"type": "bert_pooler", ...}` puts BERT's pretrained
-    tanh pooler in front of the classifier; the configs' embedder keeps it available."""
+    """docs/configs.md: `"model.seq2vec_encoder": {"type": "bert_pooler", ...}` puts BERT's
+    pretrained tanh pooler in front of the classifier; the configs' embedder keeps it available."""
     from allennlp.common import Params
     from allennlp.data import Vocabulary
     from allennlp.models import Model

@@ -266,7 +266,7 @@ def test_text_is_split_into_words_as_the_aligner_splits_it(injected):
 
 
 def test_export_from_a_serialization_directory_and_from_a_weights_file(injected, tmp_path):
-    """The README's promises: a directory exports its best.th; --weights-file picks another."""
+    """docs/injection.md: a directory exports its best.th; --weights-file picks another."""
     _, archive = injected
     directory = os.path.dirname(archive)
 

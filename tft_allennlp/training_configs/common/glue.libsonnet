@@ -53,7 +53,7 @@ function(task, directory, validation_metric, dev='dev.tsv', hub_dev='validation'
     },
     dropout: 0.1,
   },
-  // Streamed through a window of 100 batches, sorted by length within it (README: "Data loading").
+  // Streamed through a window of 100 batches, sorted by length within it (docs/data_loading.md).
   data_loader: { type: 'tft_streaming', batch_size: 32, shuffle: true, max_instances_in_memory: 3200 },
   validation_data_loader: { type: 'tft_streaming', batch_size: 64, max_instances_in_memory: 6400 },
   trainer: {

@@ -5,7 +5,7 @@
 //
 // Environment variables (defaults set by the tft_allennlp plugin):
 //   TFT_MODEL              hub name or local checkpoint directory (default bert-base-uncased)
-//   TFT_PARAPHRASE_CORPUS  aligned paraphrase pairs, JSON lines (README: "The aligned corpus");
+//   TFT_PARAPHRASE_CORPUS  aligned paraphrase pairs, JSON lines (docs/injection.md);
 //                          a held-out 5% of its lines (seeded) is the validation set.
 // Very large corpora: validate every N batches with `-o '{"data_loader.batches_per_epoch": N}'`.
 local model_name = std.extVar('TFT_MODEL');
@@ -53,7 +53,7 @@ function(pooling, features, binary=false, loss_weights={ sentence: 1.0, phrase: 
     loss_weights: loss_weights,
   },
   // Streamed: at most 5,000 instances (50 batches) in memory, sorted by length within them
-  // (README: "Data loading").
+  // (docs/data_loading.md).
   data_loader: { type: 'tft_streaming', batch_size: 100, shuffle: true, max_instances_in_memory: 5000 },
   validation_data_loader: { type: 'tft_streaming', batch_size: 100, max_instances_in_memory: 5000 },
   trainer: {
