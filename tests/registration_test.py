@@ -1,5 +1,5 @@
 from allennlp.commands.subcommand import Subcommand
-from allennlp.data import DatasetReader
+from allennlp.data import DatasetReader, TokenIndexer, Tokenizer
 from allennlp.data.data_loaders import DataLoader
 from allennlp.data.data_loaders.multitask_scheduler import MultiTaskScheduler
 from allennlp.models import Model
@@ -41,6 +41,8 @@ REGISTERED = [
     (NegativeSampler, "tft_paper", "PaperNegativeSampler"),
     (TokenEmbedder, "tft_pretrained_transformer", "TftPretrainedTransformerEmbedder"),
     (Backbone, "tft_pretrained_transformer", "TftPretrainedTransformerBackbone"),
+    (Tokenizer, "tft_pretrained_transformer", "TftPretrainedTransformerTokenizer"),
+    (TokenIndexer, "tft_pretrained_transformer", "TftPretrainedTransformerIndexer"),
     (TransformerAdapters, "tft_bottleneck", "BottleneckAdapters"),
     (TransformerAdapters, "tft_exported", "TransformerAdapters"),
     (SpanExtractor, "tft_max_pooling", "MaxPoolingSpanExtractor"),

@@ -50,5 +50,7 @@ from tft_allennlp import (  # noqa: E402  (after the defaults, which AllenNLP mu
     models,
     modules,
     predictors,
+    token_indexers,
+    tokenizers,
     training,
 )  # noqa: E402,F401

@@ -9,6 +9,7 @@ from allennlp.modules.seq2vec_encoders import ClsPooler
 from transformers import AutoConfig
 
 from tft_allennlp.common.glue_tasks import GlueTask
+from tft_allennlp.common.transformer_source import transformer_source
 from tft_allennlp.modules.glue_task_output import GlueTaskOutput
 
 
@@ -19,6 +20,10 @@ class GlueHead(Head):
     `pretrained_transformer`): a seq2vec pooler (the `[CLS]` vector by default) followed by
     `GlueTaskOutput` (dropout, linear layer, the task's loss and GLUE metrics), so a task
     trained in a multitask model is scored exactly as by `tft_glue_classifier`.
+
+    `allennlp predict` on a multitask archive takes lines such as
+    `{"task": "mrpc", "sentence1": ..., "sentence2": ...}`: AllenNLP's `multitask` predictor
+    hands each to the `tft_sentence_pair` predictor of the head it names.
 
     Registered as a `Head` with name "tft_glue_head".
 
@@ -32,13 +37,18 @@ class GlueHead(Head):
         Size of the backbone's token vectors. Give it or `model_name`, unless
         `seq2vec_encoder` is given.
     model_name : `str`, optional
-        The backbone's Hugging Face model (name or directory), whose `hidden_size` is then
-        the embedding size; its configuration is read, not its weights.
+        The backbone's Hugging Face model (name, directory or model archive of the plugin),
+        whose `hidden_size` is then the embedding size; its configuration is read (from the
+        archive's copy when loading an archive), not its weights.
     seq2vec_encoder : `Seq2VecEncoder`, optional (default = `cls_pooler`)
         How the sequence becomes one vector.
     dropout : `float`, optional (default = `0.1`)
     label_namespace : `str`, optional (default = `"labels"`)
+    serialization_dir : `str`, optional
+        Given by AllenNLP: the training run's directory, or the extracted archive being loaded.
     """
+
+    default_predictor = "tft_sentence_pair"
 
     def __init__(
         self,
@@ -49,10 +59,12 @@ class GlueHead(Head):
         seq2vec_encoder: Optional[Seq2VecEncoder] = None,
         dropout: float = 0.1,
         label_namespace: str = "labels",
+        serialization_dir: Optional[str] = None,
     ) -> None:
         super().__init__(vocab)
         if embedding_dim is None and model_name is not None:
-            embedding_dim = AutoConfig.from_pretrained(model_name).hidden_size
+            source = transformer_source(model_name, serialization_dir)
+            embedding_dim = AutoConfig.from_pretrained(source).hidden_size
         if seq2vec_encoder is None:
             if embedding_dim is None:
                 raise ConfigurationError(

@@ -13,8 +13,9 @@ from tft_allennlp.modules.token_embedders.pretrained_transformer_embedder import
 class TftPretrainedTransformerBackbone(PretrainedTransformerBackbone):
     """
     AllenNLP's `pretrained_transformer` backbone (for `MultiTaskModel`) with the plugin's
-    embedder inside: the checkpoint's unused pooler dropped unless `keep_pooler`, and optional
-    `adapters` attached to the transformer, which they freeze.
+    embedder inside: the checkpoint's unused pooler dropped unless `keep_pooler`, optional
+    `adapters` attached to the transformer, which they freeze, a model archive accepted as
+    `model_name`, and self-contained archives (see `TftPretrainedTransformerEmbedder`).
 
     Registered as a `Backbone` with name "tft_pretrained_transformer".
 
@@ -24,9 +25,12 @@ class TftPretrainedTransformerBackbone(PretrainedTransformerBackbone):
     model_name : `str`
     keep_pooler : `bool`, optional (default = `False`)
     adapters : `TransformerAdapters`, optional
+    serialization_dir : `str`, optional
+        Given by AllenNLP: the training run's directory, or the extracted archive being loaded.
+    output_token_strings : `bool`, optional (default = `True`)
+    vocab_namespace : `str`, optional (default = `"tags"`)
     **kwargs
-        As AllenNLP's `pretrained_transformer` backbone (`max_length`, `train_parameters`,
-        `output_token_strings`, ...).
+        As the `tft_pretrained_transformer` embedder (`max_length`, `train_parameters`, ...).
     """
 
     def __init__(
@@ -36,13 +40,21 @@ class TftPretrainedTransformerBackbone(PretrainedTransformerBackbone):
         *,
         keep_pooler: bool = False,
         adapters: Optional[TransformerAdapters] = None,
+        serialization_dir: Optional[str] = None,
+        output_token_strings: bool = True,
+        vocab_namespace: str = "tags",
         **kwargs,
     ) -> None:
-        super().__init__(vocab, model_name, **kwargs)
-        # AllenNLP builds its own embedder from the same arguments; replace it with the
-        # plugin's (AllenNLP caches the checkpoint, so it is read once).
-        for backbone_only in ("output_token_strings", "vocab_namespace"):
-            kwargs.pop(backbone_only, None)
+        # AllenNLP's constructor would load the checkpoint into an embedder of its own; this sets
+        # the same attributes around the plugin's embedder instead.
+        Backbone.__init__(self)
+        self._vocab = vocab
+        self._namespace = vocab_namespace
+        self._output_token_strings = output_token_strings
         self._embedder = TftPretrainedTransformerEmbedder(
-            model_name, keep_pooler=keep_pooler, adapters=adapters, **kwargs
+            model_name,
+            keep_pooler=keep_pooler,
+            adapters=adapters,
+            serialization_dir=serialization_dir,
+            **kwargs,
         )

@@ -4,7 +4,8 @@
 //
 // Environment variables (defaults are set by the tft_allennlp plugin):
 //   TFT_MODEL  Hugging Face hub name or local checkpoint directory (default bert-base-uncased),
-//              e.g. the output of `allennlp tft-export` after paraphrase injection.
+//              e.g. the output of `allennlp tft-export` after paraphrase injection, or the
+//              injection's model.tar.gz itself (its encoder is exported on the fly).
 //   GLUE_DIR   the official GLUE download, $GLUE_DIR/<Task>/{train,dev}.tsv (default glue_data),
 //              or hf:NAME for a Hugging Face dataset with GLUE's configs and splits, e.g.
 //              hf:nyu-mll/glue (read as hf:nyu-mll/glue:<task>:train, ...).
@@ -29,8 +30,8 @@ function(task, directory, validation_metric, dev='dev.tsv', hub_dev='validation'
   local reader = {
     type: 'tft_glue',
     task: task,
-    tokenizer: { type: 'pretrained_transformer', model_name: model_name, add_special_tokens: false },
-    token_indexers: { tokens: { type: 'pretrained_transformer', model_name: model_name } },
+    tokenizer: { type: 'tft_pretrained_transformer', model_name: model_name, add_special_tokens: false },
+    token_indexers: { tokens: { type: 'tft_pretrained_transformer', model_name: model_name } },
     max_length: 128,
   },
   // Only the training reader subsamples (`train_size`, for the low-resource runs).
@@ -42,6 +43,9 @@ function(task, directory, validation_metric, dev='dev.tsv', hub_dev='validation'
                         else glue_dir + '/' + directory + '/' + dev,
   vocabulary: { type: 'from_instances', tokens_to_add: { labels: labels[task] } },
   datasets_for_vocab_creation: [],
+  // The checkpoint's config and tokenizer files, copied there by the tft_pretrained_transformer
+  // components: model.tar.gz loads without the checkpoint (docs/archives.md).
+  include_in_archive: ['pretrained_transformers'],
   model: {
     type: 'tft_glue_classifier',
     task: task,

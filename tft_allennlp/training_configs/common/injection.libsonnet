@@ -4,7 +4,8 @@
 // 0.2, early stopping at the second decrease of the dev phrasal accuracy.
 //
 // Environment variables (defaults set by the tft_allennlp plugin):
-//   TFT_MODEL              hub name or local checkpoint directory (default bert-base-uncased)
+//   TFT_MODEL              hub name, local checkpoint directory or an injection's model.tar.gz
+//                          (default bert-base-uncased)
 //   TFT_PARAPHRASE_CORPUS  aligned paraphrase pairs, JSON lines (docs/injection.md);
 //                          a held-out 5% of its lines (seeded) is the validation set.
 // Very large corpora: validate every N batches with `-o '{"data_loader.batches_per_epoch": N}'`.
@@ -18,8 +19,8 @@ function(pooling, features, binary=false, loss_weights={ sentence: 1.0, phrase: 
          stop_metric='phrase_accuracy') {
   local reader = {
     type: 'tft_aligned_paraphrases',
-    tokenizer: { type: 'pretrained_transformer', model_name: model_name, add_special_tokens: false },
-    token_indexers: { tokens: { type: 'pretrained_transformer', model_name: model_name } },
+    tokenizer: { type: 'tft_pretrained_transformer', model_name: model_name, add_special_tokens: false },
+    token_indexers: { tokens: { type: 'tft_pretrained_transformer', model_name: model_name } },
     max_length: 128,
     negative_sampler: { type: 'tft_paper', random_pairs_per_paraphrase: 1 },
     binary: binary,
@@ -39,6 +40,9 @@ function(pooling, features, binary=false, loss_weights={ sentence: 1.0, phrase: 
     },
   },
   datasets_for_vocab_creation: [],
+  // The checkpoint's config and tokenizer files, copied there by the tft_pretrained_transformer
+  // components: model.tar.gz loads without the checkpoint (docs/archives.md).
+  include_in_archive: ['pretrained_transformers'],
   model: {
     type: 'tft_paraphrase_injector',
     text_field_embedder: {

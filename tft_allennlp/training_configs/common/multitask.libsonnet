@@ -56,14 +56,14 @@ function(tasks, scheduler='tft_shuffled', batch_size=32, cuda_devices=null)
       tokens_to_add: { labels: std.set(std.flattenArrays([glue[task].vocabulary.tokens_to_add.labels for task in tasks])) },
     },
     datasets_for_vocab_creation: [],
+    include_in_archive: ['pretrained_transformers'],
     model: {
       type: 'tft_glue_multitask',
       backbone: {
-        type: 'pretrained_transformer',
+        // The plugin's backbone drops the checkpoint's unused pooler (the heads pool the [CLS]
+        // state themselves; `tft-export` writes it back) and makes the archive self-contained.
+        type: 'tft_pretrained_transformer',
         model_name: model_name,
-        // The checkpoint's pooler stays unused (heads pool the [CLS] state themselves). It is
-        // not dropped with `add_pooling_layer: false`, which DistilBERT and ELECTRA reject and
-        // which AllenNLP's transformer cache would then hand to every later load in the process.
       },
       heads: { [task]: { type: 'tft_glue_head', task: task, model_name: model_name, dropout: 0.1 } for task in tasks },
       // The reader's `tokens` field is the backbone's `text` argument.

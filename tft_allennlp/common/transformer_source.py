@@ -1,0 +1,250 @@
+"""
+Where the plugin's components read a pretrained transformer from, so that a model archive is
+self-contained and an injection archive can stand for the encoder it trained.
+
+`model_name` in the plugin's configs (the `tft_pretrained_transformer` tokenizer, indexer,
+embedder and backbone, and `tft_glue_head`) is a hub name, a local Hugging Face checkpoint
+directory, or a model archive (`model.tar.gz`) of this plugin. `transformer_source` turns it into
+what to read:
+
+- **Training** (AllenNLP gives every component the serialization directory): the checkpoint's
+  files except its weights (config, tokenizer, sentence-transformers modules) are copied to
+  `SERIALIZATION_DIR/pretrained_transformers/<key>/`, which the configs' `include_in_archive`
+  puts into `model.tar.gz`; the embedder adds the pooler it drops (`POOLER_FILE`), so that
+  `tft-export` can write it back.
+- **Loading an archive** (`load_archive` gives the extracted archive as serialization directory):
+  every component reads that copy instead of `model_name`, and the embedder builds the
+  transformer from the copied config without weights, which come from the archive's
+  `weights.th`. The archive loads after the checkpoint is deleted, or on another machine.
+- **A model archive as `model_name`**: its encoder is exported once, by the same function as
+  `allennlp tft-export`, into a cache directory keyed by the archive's SHA-256
+  (`$TFT_CACHE/encoders/`, `TFT_CACHE` defaulting to `~/.cache/tft_allennlp`), and read from
+  there: injection and fine-tuning are two `allennlp train` commands.
+"""
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import random
+import re
+import shutil
+import tempfile
+from typing import Dict, Iterator, List, Optional, Tuple
+
+import numpy
+import safetensors.torch
+import torch
+import transformers
+from allennlp.models.archival import _WEIGHTS_NAME
+
+logger = logging.getLogger(__name__)
+
+ARCHIVED_TRANSFORMERS = "pretrained_transformers"
+"""The folder of the serialization directory (and archive) that holds the copies."""
+POOLER_FILE = "dropped_pooler.safetensors"
+"""The checkpoint's pooler, which the embedder drops from the model, in its copy."""
+SENTENCE_TRANSFORMERS_MODULES = "modules.json"
+_WEIGHT_SUFFIXES = (
+    ".safetensors",
+    ".bin",
+    ".pt",
+    ".pth",
+    ".th",
+    ".h5",
+    ".msgpack",
+    ".ckpt",
+    ".onnx",
+    ".ot",
+    ".tflite",
+    ".pb",
+    ".index.json",
+)
+_exported: Dict[Tuple[str, int, int], str] = {}
+
+
+def transformer_source(model_name: str, serialization_dir: Optional[str] = None) -> str:
+    """
+    The directory (or hub name) to load `model_name`'s config and tokenizer from: the archive's
+    copy when `serialization_dir` is an extracted archive that holds one, the exported encoder
+    when `model_name` is a model archive, else `model_name`. During training (a serialization
+    directory that is not an extracted archive) it also copies the files for the archive.
+    """
+    archived = archived_copy(model_name, serialization_dir)
+    if archived is not None:
+        return archived
+    source = exported_encoder(model_name) if os.path.isfile(model_name) else model_name
+    if serialization_dir is not None and not is_extracted_archive(serialization_dir):
+        _copy_for_archive(source, copy_directory(model_name, serialization_dir))
+    return source
+
+
+def is_extracted_archive(serialization_dir: str) -> bool:
+    """Whether `serialization_dir` is a model archive unpacked by `load_archive`: it holds
+    `weights.th`, which training never writes."""
+    return os.path.isfile(os.path.join(serialization_dir, _WEIGHTS_NAME))
+
+
+def copy_directory(model_name: str, serialization_dir: str) -> str:
+    """Where the copy of `model_name`'s files lives in `serialization_dir`."""
+    stem = os.path.basename(os.path.normpath(model_name))
+    stem = re.sub(r"\.tar\.gz$", "", stem)
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", stem)[:48] or "model"
+    digest = hashlib.sha256(model_name.encode("utf-8")).hexdigest()[:12]
+    return os.path.join(serialization_dir, ARCHIVED_TRANSFORMERS, f"{stem}-{digest}")
+
+
+def archived_copy(model_name: str, serialization_dir: Optional[str]) -> Optional[str]:
+    """The copy of `model_name`'s files in the extracted archive `serialization_dir`, if any."""
+    if serialization_dir is None or not is_extracted_archive(serialization_dir):
+        return None
+    directory = copy_directory(model_name, serialization_dir)
+    return directory if os.path.isdir(directory) else None
+
+
+def keep_dropped_pooler(
+    model_name: str, serialization_dir: Optional[str], pooler: torch.nn.Module
+) -> None:
+    """Stores the pooler that the embedder drops in the copy of `model_name`'s files (training
+    only; once per serialization directory)."""
+    if serialization_dir is None or is_extracted_archive(serialization_dir):
+        return
+    path = os.path.join(copy_directory(model_name, serialization_dir), POOLER_FILE)
+    if os.path.exists(path):
+        return
+    state = {
+        name: tensor.detach().cpu().contiguous() for name, tensor in pooler.state_dict().items()
+    }
+    staging = f"{path}.{os.getpid()}.tmp"
+    safetensors.torch.save_file(state, staging)
+    os.replace(staging, path)
+
+
+def archived_pooler(directory: str) -> Optional[Dict[str, torch.Tensor]]:
+    """The pooler weights kept by `keep_dropped_pooler` in the copy `directory`, if any."""
+    path = os.path.join(directory, POOLER_FILE)
+    return safetensors.torch.load_file(path) if os.path.isfile(path) else None
+
+
+def sentence_transformers_modules(directory: str) -> Optional[List[dict]]:
+    """The module list of a sentence-transformers model directory (`modules.json`), if any."""
+    path = os.path.join(directory, SENTENCE_TRANSFORMERS_MODULES)
+    if not os.path.isfile(path):
+        return None
+    with open(path) as handle:
+        return json.load(handle)
+
+
+def exported_encoder(archive_file: str) -> str:
+    """
+    The encoder of the model archive `archive_file` as a Hugging Face checkpoint directory,
+    written by `tft-export`'s own function the first time it is asked for, into
+    `$TFT_CACHE/encoders/<SHA-256 of the archive>`.
+    """
+    status = os.stat(archive_file)
+    key = (os.path.realpath(archive_file), status.st_size, status.st_mtime_ns)
+    if key in _exported:
+        return _exported[key]
+    digest = hashlib.sha256()
+    with open(archive_file, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    directory = os.path.join(cache_directory(), "encoders", digest.hexdigest()[:32])
+    if not os.path.isdir(directory):
+        # Imported here: the command module imports the models, which import this module.
+        from tft_allennlp.commands.export import export_encoder
+
+        os.makedirs(os.path.dirname(directory), exist_ok=True)
+        staging = tempfile.mkdtemp(dir=os.path.dirname(directory), prefix=".staging-")
+        try:
+            logger.info("Exporting the encoder of %s to %s", archive_file, directory)
+            # Building the archive's model draws random numbers (its heads' initialisation):
+            # the run that asked for the encoder must go on as if the export had not happened.
+            with _random_state_kept():
+                export_encoder(archive_file, os.path.join(staging, "encoder"))
+            _rename_unless_there(os.path.join(staging, "encoder"), directory)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    _exported[key] = directory
+    return directory
+
+
+@contextlib.contextmanager
+def _random_state_kept() -> Iterator[None]:
+    """Python's, numpy's and torch's (CPU and CUDA) random states, restored on exit."""
+    python_state, numpy_state = random.getstate(), numpy.random.get_state()
+    devices = list(range(torch.cuda.device_count())) if torch.cuda.is_initialized() else []
+    with torch.random.fork_rng(devices=devices):
+        try:
+            yield
+        finally:
+            random.setstate(python_state)
+            numpy.random.set_state(numpy_state)
+
+
+def cache_directory() -> str:
+    """`$TFT_CACHE`, or `~/.cache/tft_allennlp` (under `$XDG_CACHE_HOME` where set)."""
+    if os.environ.get("TFT_CACHE"):
+        return os.environ["TFT_CACHE"]
+    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(root, "tft_allennlp")
+
+
+def _copy_for_archive(source: str, target: str) -> None:
+    """Copies `source`'s files except the transformer's weights to `target`, unless there."""
+    if os.path.isdir(target):
+        return
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    staging = tempfile.mkdtemp(dir=os.path.dirname(target), prefix=".staging-")
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(staging, 0o777 & ~umask)  # mkdtemp's 0700 would travel in the archive
+    try:
+        if os.path.isdir(source):
+            _copy_files(source, staging)
+        else:
+            # A hub name: the files as transformers reads them, and any sentence-transformers
+            # files already in its local snapshot.
+            transformers.AutoConfig.from_pretrained(source).save_pretrained(staging)
+            transformers.AutoTokenizer.from_pretrained(source).save_pretrained(staging)
+            snapshot = os.path.dirname(transformers.utils.cached_file(source, "config.json"))
+            _copy_sentence_transformers_files(snapshot, staging)
+        _rename_unless_there(staging, target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _copy_files(source: str, target: str) -> None:
+    for name in sorted(os.listdir(source)):
+        path = os.path.join(source, name)
+        if not name.startswith(".") and os.path.isfile(path) and not _is_weights(name):
+            shutil.copyfile(path, os.path.join(target, name))
+    _copy_sentence_transformers_files(source, target)
+
+
+def _copy_sentence_transformers_files(source: str, target: str) -> None:
+    """The module folders of a sentence-transformers model (pooling, normalisation, dense
+    layers, with their weights), the transformer's own excepted."""
+    for name in ("modules.json", "sentence_bert_config.json", "config_sentence_transformers.json"):
+        path = os.path.join(source, name)
+        if os.path.isfile(path) and not os.path.exists(os.path.join(target, name)):
+            shutil.copyfile(path, os.path.join(target, name))
+    for module in sentence_transformers_modules(source) or []:
+        folder = module.get("path", "")
+        if folder and not module.get("type", "").endswith(".Transformer"):
+            if os.path.isdir(os.path.join(source, folder)):
+                shutil.copytree(os.path.join(source, folder), os.path.join(target, folder))
+
+
+def _is_weights(name: str) -> bool:
+    return name.endswith(_WEIGHT_SUFFIXES)
+
+
+def _rename_unless_there(staging: str, target: str) -> None:
+    """Moves `staging` to `target`; a `target` that another process completed first wins."""
+    try:
+        os.rename(staging, target)
+    except OSError:
+        if not os.path.isdir(target):
+            raise

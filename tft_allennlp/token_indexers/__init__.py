@@ -1,0 +1,3 @@
+from tft_allennlp.token_indexers.pretrained_transformer_indexer import (
+    TftPretrainedTransformerIndexer,
+)

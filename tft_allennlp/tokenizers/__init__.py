@@ -1,0 +1,3 @@
+from tft_allennlp.tokenizers.pretrained_transformer_tokenizer import (
+    TftPretrainedTransformerTokenizer,
+)
