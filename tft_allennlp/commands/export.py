@@ -2,29 +2,42 @@
 `allennlp tft-export MODEL_ARCHIVE OUT_DIR`: writes the encoder of a trained model as a
 standard Hugging Face checkpoint, so that GLUE fine-tuning (or any other library) can start
 from the injected encoder: `TFT_MODEL=OUT_DIR allennlp train training_configs/glue/mrpc.jsonnet`.
-With `--sentence-transformers` the directory also loads as `SentenceTransformer(OUT_DIR)`, with
-mean pooling. A model trained with adapters (`tft_allennlp.modules.adapters`) is not merged: the
-checkpoint is the encoder as it was (frozen), and the adapters are written beside it
-(`adapters.json`, `adapters.th`), loaded back with `{"type": "tft_exported", "directory": OUT_DIR}`.
+With `--sentence-transformers` the directory also loads as `SentenceTransformer(OUT_DIR)`: with
+the base's own pooling, normalisation and maximum length when the base is a sentence-transformers
+model, else with mean pooling. With `--sequence-classification` a GLUE classifier is written as
+a Hugging Face `AutoModelForSequenceClassification` instead. Only the archive is read: it holds
+the base's config, tokenizer and pooler (see `tft_allennlp.common.transformer_source`).
+
+A model trained with adapters (`tft_allennlp.modules.adapters`) is not merged: the checkpoint
+is the encoder as it was (frozen), and the adapters are written beside it (`adapters.json`,
+`adapters.th`), loaded back with `{"type": "tft_exported", "directory": OUT_DIR}`.
 """
 
 import argparse
+import contextlib
 import copy
 import gzip
 import json
 import logging
 import os
+import shutil
 import sys
 import tarfile
+import tempfile
 import zlib
-from typing import Optional
+from typing import Iterator, List, Optional
 
+import torch
 from allennlp.commands.subcommand import Subcommand
 from allennlp.common.checks import ConfigurationError
 from allennlp.data.tokenizers import PretrainedTransformerTokenizer
 from allennlp.models.archival import Archive, load_archive
 from allennlp.modules.token_embedders import PretrainedTransformerEmbedder
-from transformers import AutoModel
+from transformers import AutoModel, PreTrainedModel
+
+from tft_allennlp.commands.sequence_classification import sequence_classifier
+from tft_allennlp.common.transformer_source import sentence_transformers_modules
+from tft_allennlp.models.glue_classifier import GlueClassifier
 
 logger = logging.getLogger(__name__)
 
@@ -48,7 +61,14 @@ class Export(Subcommand):
             "--sentence-transformers",
             action="store_true",
             help="also write the files that make the directory a sentence-transformers model "
-            "(the encoder, then mean pooling over the tokens)",
+            "(the base's own pooling, Normalize and max length when the base is one; else the "
+            "encoder, then mean pooling over the tokens)",
+        )
+        subparser.add_argument(
+            "--sequence-classification",
+            action="store_true",
+            help="write a GLUE classifier (tft_glue_classifier, also under tft_smart) as a "
+            "Hugging Face AutoModelForSequenceClassification directory, labels included",
         )
         subparser.set_defaults(func=_export_from_args)
         return subparser
@@ -56,9 +76,17 @@ class Export(Subcommand):
 
 def _export_from_args(args: argparse.Namespace) -> None:
     try:
-        export_encoder(
-            args.archive_file, args.output_dir, args.weights_file, args.sentence_transformers
-        )
+        if args.sequence_classification and args.sentence_transformers:
+            raise ConfigurationError(
+                "--sequence-classification and --sentence-transformers write different models; "
+                "give one."
+            )
+        if args.sequence_classification:
+            export_sequence_classifier(args.archive_file, args.output_dir, args.weights_file)
+        else:
+            export_encoder(
+                args.archive_file, args.output_dir, args.weights_file, args.sentence_transformers
+            )
     except ConfigurationError as error:
         sys.exit(f"tft-export: {error}")
 
@@ -72,10 +100,104 @@ def export_encoder(
     """
     Saves the archive's `PretrainedTransformerEmbedder` model and its reader's tokenizer to
     `output_dir` with `save_pretrained` (and, with `sentence_transformers`, the
-    sentence-transformers files for mean pooling), and returns `output_dir`.
+    sentence-transformers files: the base's own modules when the base is a sentence-transformers
+    model, else mean pooling), and returns `output_dir`. Nothing is read but the archive (and, for
+    an archive made before archives held the checkpoint's files, the base checkpoint).
     """
     _check_paths(archive_file, weights_file, output_dir)
-    archive = load_model_archive(archive_file, weights_file)
+    with opened_archive(archive_file, weights_file) as archive:
+        embedder = _the_embedder(archive, archive_file)
+        tokenizer = _the_tokenizer(archive, archive_file)
+        adapters = getattr(embedder, "adapters", None)
+        if adapters is not None and sentence_transformers:
+            raise ConfigurationError(
+                f"{archive_file}: the model has adapters, which a sentence-transformers model "
+                "would not run; export it without --sentence-transformers."
+            )
+        os.makedirs(output_dir, exist_ok=True)
+        transformer = embedder.transformer_model
+        _name_after_the_base(transformer, embedder)
+        with _pooler_written_back(transformer, embedder):
+            transformer.save_pretrained(output_dir, safe_serialization=True)
+        _save_tokenizer(tokenizer, output_dir)
+        if adapters is not None:
+            adapters.export(output_dir)
+            logger.warning(
+                "%s has adapters: wrote them beside the encoder (adapters.json, adapters.th). The "
+                "encoder alone is not the trained model; load both with the embedder's "
+                '`adapters: {"type": "tft_exported", "directory": "%s"}`.',
+                archive_file,
+                output_dir,
+            )
+        if sentence_transformers:
+            write_sentence_transformers_files(
+                output_dir,
+                transformer.config.hidden_size,
+                archive.dataset_reader.encoder.max_length,
+                base=getattr(embedder, "source", None),
+            )
+    logger.info("Wrote the encoder of %s to %s", archive_file, output_dir)
+    return output_dir
+
+
+def export_sequence_classifier(
+    archive_file: str, output_dir: str, weights_file: Optional[str] = None
+) -> str:
+    """
+    Saves the archive's GLUE classifier as a Hugging Face `AutoModelForSequenceClassification`
+    (see `tft_allennlp.commands.sequence_classification`) with its reader's tokenizer, whose
+    `model_max_length` is the reader's `max_length`, so that `tokenizer(a, b, truncation=True)`
+    cuts pairs as the reader did; returns `output_dir`.
+    """
+    _check_paths(archive_file, weights_file, output_dir)
+    with opened_archive(archive_file, weights_file) as archive:
+        classifiers = [
+            module for module in archive.model.modules() if isinstance(module, GlueClassifier)
+        ]
+        if len(classifiers) != 1:
+            raise ConfigurationError(
+                f"{archive_file}: not a GLUE classifier (tft_glue_classifier, also under "
+                "tft_smart); only those export as a Hugging Face sequence classifier."
+            )
+        embedder = _the_embedder(archive, archive_file)
+        if getattr(embedder, "adapters", None) is not None:
+            raise ConfigurationError(
+                f"{archive_file}: the model has adapters, which a Hugging Face sequence "
+                "classifier would not run."
+            )
+        tokenizer = _the_tokenizer(archive, archive_file)
+        _name_after_the_base(embedder.transformer_model, embedder)
+        model = sequence_classifier(classifiers[0], embedder.transformer_model)
+        os.makedirs(output_dir, exist_ok=True)
+        model.save_pretrained(output_dir, safe_serialization=True)
+        _save_tokenizer(tokenizer, output_dir, archive.dataset_reader.encoder.max_length)
+    logger.info("Wrote the classifier of %s to %s", archive_file, output_dir)
+    return output_dir
+
+
+@contextlib.contextmanager
+def opened_archive(archive_file: str, weights_file: Optional[str] = None) -> Iterator[Archive]:
+    """
+    The archive loaded on the CPU, its files kept on disk until the block ends (AllenNLP's
+    `load_archive` deletes them once the model is built): the export reads the copy of the
+    base's files in it.
+    """
+    if os.path.isdir(archive_file):
+        yield load_model_archive(archive_file, weights_file)
+        return
+    with tempfile.TemporaryDirectory() as directory:
+        try:
+            with tarfile.open(archive_file, "r:gz") as tar:
+                tar.extractall(directory, filter="data")
+        except (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile) as error:
+            raise ConfigurationError(
+                f"{archive_file}: not a readable model archive (a model.tar.gz, or a "
+                f"serialization directory): {error}"
+            ) from None
+        yield load_model_archive(directory, weights_file, name=archive_file)
+
+
+def _the_embedder(archive: Archive, archive_file: str) -> PretrainedTransformerEmbedder:
     embedders = [
         module
         for module in archive.model.modules()
@@ -85,26 +207,53 @@ def export_encoder(
         raise ConfigurationError(
             f"{archive_file}: expected one pretrained_transformer embedder, found {len(embedders)}."
         )
+    return embedders[0]
+
+
+def _the_tokenizer(archive: Archive, archive_file: str) -> PretrainedTransformerTokenizer:
     # The plugin's readers encode through a `PairEncoder`, which holds the tokenizer.
     tokenizer = getattr(getattr(archive.dataset_reader, "encoder", None), "tokenizer", None)
     if not isinstance(tokenizer, PretrainedTransformerTokenizer):
         raise ConfigurationError(
             f"{archive_file}: the reader has no pretrained_transformer tokenizer."
         )
-    adapters = getattr(embedders[0], "adapters", None)
-    if adapters is not None and sentence_transformers:
-        raise ConfigurationError(
-            f"{archive_file}: the model has adapters, which a sentence-transformers model would "
-            "not run; export it without --sentence-transformers."
-        )
-    os.makedirs(output_dir, exist_ok=True)
-    transformer = embedders[0].transformer_model
-    if hasattr(transformer, "pooler") and transformer.pooler is None:
-        # The embedder dropped the checkpoint's pooler, which training never used: write the
-        # checkpoint's own back, so that the export loads as a whole model, nothing re-initialised.
+    return tokenizer
+
+
+def _save_tokenizer(
+    tokenizer: PretrainedTransformerTokenizer, output_dir: str, max_length: Optional[int] = None
+) -> None:
+    # AllenNLP loads tokenizers with an `add_special_tokens` init argument, which
+    # `save_pretrained` would try to write out as the method of that name; leave it out.
+    hf_tokenizer = copy.deepcopy(tokenizer.tokenizer)
+    hf_tokenizer.init_kwargs.pop("add_special_tokens", None)
+    if max_length is not None:
+        hf_tokenizer.model_max_length = max_length
+    hf_tokenizer.save_pretrained(output_dir)
+
+
+def _name_after_the_base(transformer: PreTrainedModel, embedder: torch.nn.Module) -> None:
+    """The config's `_name_or_path` as the model name the encoder was trained from, not the
+    temporary folder of the archive's copy that it was loaded from."""
+    if getattr(embedder, "source", None) != getattr(embedder, "model_name", None):
+        transformer.config._name_or_path = embedder.model_name
+
+
+@contextlib.contextmanager
+def _pooler_written_back(transformer: PreTrainedModel, embedder: torch.nn.Module) -> Iterator[None]:
+    """
+    While open, the transformer has the checkpoint's pooler that the embedder dropped (training
+    never used it), so that the export loads as a whole model with nothing re-initialised.
+    """
+    if getattr(transformer, "pooler", False) is not None:
+        yield  # no pooler in this architecture, or one kept in the model
+        return
+    pooler = getattr(embedder, "dropped_pooler", None)
+    if pooler is None:
+        # An archive made before archives kept the pooler: read it from the base, if at hand.
         base_name = transformer.config._name_or_path
         try:
-            transformer.pooler = getattr(AutoModel.from_pretrained(base_name), "pooler", None)
+            pooler = getattr(AutoModel.from_pretrained(base_name), "pooler", None)
         except OSError as error:
             logger.warning(
                 "No pooler written: the base checkpoint %s is not at hand (%s); "
@@ -112,26 +261,11 @@ def export_encoder(
                 base_name,
                 error,
             )
-    transformer.save_pretrained(output_dir, safe_serialization=True)
-    # AllenNLP loads tokenizers with an `add_special_tokens` init argument, which
-    # `save_pretrained` would try to write out as the method of that name; leave it out.
-    hf_tokenizer = copy.deepcopy(tokenizer.tokenizer)
-    hf_tokenizer.init_kwargs.pop("add_special_tokens", None)
-    hf_tokenizer.save_pretrained(output_dir)
-    if adapters is not None:
-        adapters.export(output_dir)
-        logger.warning(
-            "%s has adapters: wrote them beside the encoder (adapters.json, adapters.th). The "
-            "encoder alone is not the trained model; load both with the embedder's "
-            '`adapters: {"type": "tft_exported", "directory": "%s"}`.',
-            archive_file,
-            output_dir,
-        )
-    if sentence_transformers:
-        max_length = archive.dataset_reader.encoder.max_length
-        write_sentence_transformers_files(output_dir, transformer.config.hidden_size, max_length)
-    logger.info("Wrote the encoder of %s to %s", archive_file, output_dir)
-    return output_dir
+    transformer.pooler = pooler
+    try:
+        yield
+    finally:
+        transformer.pooler = None
 
 
 def _check_paths(archive_file: str, weights_file: Optional[str], output_dir: str) -> None:
@@ -157,31 +291,44 @@ def _check_paths(archive_file: str, weights_file: Optional[str], output_dir: str
 
 
 def load_model_archive(
-    archive_file: str, weights_file: Optional[str] = None, cuda_device: int = -1
+    archive_file: str,
+    weights_file: Optional[str] = None,
+    cuda_device: int = -1,
+    name: Optional[str] = None,
 ) -> Archive:
-    """The archive, or a `ConfigurationError` that names the file and what is wrong with it."""
+    """The archive, or a `ConfigurationError` that names the file (`name`, where the archive was
+    extracted from it) and what is wrong with it."""
+    name = name or archive_file
     try:
         return load_archive(archive_file, cuda_device=cuda_device, weights_file=weights_file)
     except (tarfile.ReadError, EOFError, zlib.error, gzip.BadGzipFile) as error:
         raise ConfigurationError(
-            f"{archive_file}: not a readable model archive (a model.tar.gz, or a serialization "
+            f"{name}: not a readable model archive (a model.tar.gz, or a serialization "
             f"directory): {error}"
         ) from None
     except FileNotFoundError as error:
         raise ConfigurationError(
-            f"{archive_file}: incomplete serialization directory or archive: {error}"
+            f"{name}: incomplete serialization directory or archive: {error}"
         ) from None
 
 
 def write_sentence_transformers_files(
-    directory: str, hidden_size: int, max_seq_length: int
+    directory: str, hidden_size: int, max_seq_length: int, base: Optional[str] = None
 ) -> None:
     """
-    The files that make a Hugging Face checkpoint directory a sentence-transformers model: the
-    checkpoint as its `Transformer` module, then `Pooling` with the mean of the token vectors
-    (padding excluded), as Sentence-BERT pools. Written as plain JSON; sentence-transformers is
-    needed only to load the result.
+    The files that make a Hugging Face checkpoint directory a sentence-transformers model, the
+    checkpoint being its `Transformer` module. When `base` (the directory the encoder was
+    trained from, or its copy in the archive) is a sentence-transformers model, its modules
+    after the transformer (pooling, `Normalize`, dense layers) and its transformer settings
+    (`max_seq_length`) are kept, so the export encodes as the base does. Otherwise `Pooling`
+    with the mean of the token vectors (padding excluded), as Sentence-BERT pools, and
+    `max_seq_length` as the reader's. Written as plain JSON; sentence-transformers is needed
+    only to load the result.
     """
+    modules = sentence_transformers_modules(base) if base and os.path.isdir(base) else None
+    if modules is not None:
+        _copy_sentence_transformers_modules(base, modules, directory)
+        return
     modules = [
         {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
         {
@@ -216,3 +363,22 @@ def write_sentence_transformers_files(
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w") as handle:
             json.dump(content, handle, indent=2)
+
+
+def _copy_sentence_transformers_modules(base: str, modules: List[dict], directory: str) -> None:
+    """The base's sentence-transformers files around the exported transformer."""
+    transformers_ = [module for module in modules if module["type"].endswith(".Transformer")]
+    if len(transformers_) != 1 or transformers_[0].get("path", "") != "":
+        raise ConfigurationError(
+            f"{base}: modules.json must hold one Transformer module, at the top of the model "
+            "directory, to export the encoder in its place."
+        )
+    for module in modules:
+        if module is not transformers_[0] and module.get("path"):
+            source = os.path.join(base, module["path"])
+            # Modules without parameters or settings (Normalize) may have no folder at all.
+            if os.path.isdir(source):
+                shutil.copytree(source, os.path.join(directory, module["path"]))
+    for name in ("modules.json", "sentence_bert_config.json", "config_sentence_transformers.json"):
+        if os.path.isfile(os.path.join(base, name)):
+            shutil.copyfile(os.path.join(base, name), os.path.join(directory, name))
