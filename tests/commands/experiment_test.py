@@ -115,6 +115,7 @@ def test_every_run_has_its_config_metrics_and_log(experiment):
         # keep_weights=False: the weights are gone, the record of the run is not.
         assert {"config.json", "metrics.json", "train.log"} <= set(os.listdir(run.directory))
         assert not [name for name in os.listdir(run.directory) if name.endswith((".th", ".tar.gz"))]
+        assert "pretrained_transformers" not in os.listdir(run.directory)
         config = json.loads(open(os.path.join(run.directory, "config.json")).read())
         assert config["random_seed"] == run.seed and config["dataset_reader"]["train_size"] == 8
         # The subsample's seed is the run's: every variant of a seed sees the same examples.

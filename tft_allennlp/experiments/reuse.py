@@ -28,6 +28,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from allennlp.common import Params
 
+from tft_allennlp.common.transformer_source import ARCHIVED_TRANSFORMERS
 from tft_allennlp.experiments.outcomes import Run, is_finished, read_fingerprint
 from tft_allennlp.experiments.spec import InjectionRun
 
@@ -185,6 +186,7 @@ def copy_run(grid: str, relative: str, my_grid: str, encoder: bool = False) -> N
     if os.path.isdir(target):
         shutil.rmtree(target)  # what an interrupted attempt left
     ignored: List[str] = ["metrics.json", "encoder", "*.th", "model.tar.gz", "*.lock"]
+    ignored.append(ARCHIVED_TRANSFORMERS)  # the archive's copy of the base's files
     shutil.copytree(source, target, ignore=shutil.ignore_patterns(*ignored))
     if encoder:
         shutil.copytree(

@@ -57,6 +57,7 @@ import zlib
 from typing import IO, Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from tft_allennlp.commands.export import export_encoder
+from tft_allennlp.common.transformer_source import ARCHIVED_TRANSFORMERS
 from tft_allennlp.experiments.outcomes import (
     FINGERPRINT,
     Run,
@@ -480,6 +481,10 @@ class ExperimentRunner:
                     for path in glob.glob(os.path.join(run.directory, "*.th")):
                         os.remove(path)
                     os.remove(os.path.join(run.directory, "model.tar.gz"))
+                    # The archive's copy of the base's files (docs/archives.md).
+                    shutil.rmtree(
+                        os.path.join(run.directory, ARCHIVED_TRANSFORMERS), ignore_errors=True
+                    )
                 logger.info("Finished %s in %.0f s", run.directory, time.time() - started)
                 return True
         return False
