@@ -8,6 +8,7 @@ the export format read back by `tft_exported`.
 import copy
 import json
 import math
+import shutil
 
 import pytest
 import torch
@@ -17,6 +18,7 @@ from allennlp.common import Params, cached_transformers
 from allennlp.common.checks import ConfigurationError
 from allennlp.common.testing import ModelTestCase
 from allennlp.modules.token_embedders import TokenEmbedder
+from allennlp.predictors import Predictor
 
 from tests import CONFIGS_ROOT, FIXTURES_ROOT
 from tests.tiny_models import ARCHITECTURES, write_tiny_model
@@ -211,7 +213,7 @@ class TestAdapterTraining(ModelTestCase):
         assert counts["trainable"] == 2 * LAYERS * per_adapter + LAYER_NORMS + 2 * HIDDEN + 2
 
 
-def test_export_writes_the_adapters_beside_the_unchanged_encoder(tmp_path):
+def test_export_writes_the_adapters_beside_the_unchanged_encoder(tmp_path, monkeypatch):
     overrides = json.dumps(
         {
             "trainer.num_epochs": 1,
@@ -257,3 +259,24 @@ def test_export_writes_the_adapters_beside_the_unchanged_encoder(tmp_path):
         TransformerAdapters.from_params(
             Params({"type": "tft_exported", "directory": str(tmp_path)})
         )
+
+    # Fine-tuned with the exported adapters, the archive needs the export no more.
+    monkeypatch.setenv("TFT_MODEL", str(export))
+    adapters = {"type": "tft_exported", "directory": str(export)}
+    train_model_from_file(
+        str(CONFIGS_ROOT / "glue/mrpc.jsonnet"),
+        str(tmp_path / "glue"),
+        overrides=json.dumps(
+            {
+                "trainer.num_epochs": 1,
+                "model.text_field_embedder.token_embedders.tokens.adapters": adapters,
+            }
+        ),
+    )
+    pair = {"sentence1": "The cat sat.", "sentence2": "A cat was sitting."}
+    before = Predictor.from_path(str(tmp_path / "glue/model.tar.gz")).predict_json(pair)
+    shutil.rmtree(export)
+    after = Predictor.from_path(str(tmp_path / "glue/model.tar.gz")).predict_json(pair)
+    assert after == before
+    with pytest.raises(ConfigurationError, match="export: no such directory"):
+        TransformerAdapters.from_params(Params(adapters))

@@ -1,11 +1,13 @@
 import json
 import os
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
 import torch
 from allennlp.common import Params, Registrable
 from allennlp.common.checks import ConfigurationError
 from transformers import PreTrainedModel
+
+from tft_allennlp.common.transformer_source import archived_copy, transformer_source
 
 # What `tft-export` writes beside the encoder of a model with adapters.
 EXPORTED_CONFIG = "adapters.json"
@@ -59,12 +61,22 @@ class TransformerAdapters(torch.nn.Module, Registrable):
         torch.save(self.state_dict(), os.path.join(directory, EXPORTED_WEIGHTS))
 
     @classmethod
-    def from_export(cls, directory: str) -> "TransformerAdapters":
+    def from_export(
+        cls, directory: str, serialization_dir: Optional[str] = None
+    ) -> "TransformerAdapters":
         """
-        The adapters that `tft-export` wrote to `directory`, registered as the constructor
-        "tft_exported": `{"type": "tft_exported", "directory": ...}`.
+        The adapters that `tft-export` wrote to `directory` (or to the export of a model archive
+        given as `directory`), registered as the constructor "tft_exported":
+        `{"type": "tft_exported", "directory": ...}`. In training `adapters.json` is copied into
+        the serialization directory with the checkpoint's files, and an archive builds the
+        adapters from that copy, their weights coming from the archive's own: the archive does
+        not need `directory` (see `tft_allennlp.common.transformer_source`).
         """
-        path = os.path.join(directory, EXPORTED_CONFIG)
+        if not os.path.exists(directory) and archived_copy(directory, serialization_dir) is None:
+            raise ConfigurationError(f"{directory}: no such directory (tft_exported adapters).")
+        source = transformer_source(directory, serialization_dir)
+        from_archive = source == archived_copy(directory, serialization_dir)
+        path = os.path.join(source, EXPORTED_CONFIG)
         try:
             with open(path) as handle:
                 params = json.load(handle)
@@ -74,7 +86,8 @@ class TransformerAdapters(torch.nn.Module, Registrable):
             ) from None
         except json.JSONDecodeError as error:
             raise ConfigurationError(f"{path}: not valid JSON: {error}") from None
-        params["weights_file"] = os.path.join(directory, EXPORTED_WEIGHTS)
+        if not from_archive:
+            params["weights_file"] = os.path.join(source, EXPORTED_WEIGHTS)
         return cls.from_params(Params(params))
 
 
