@@ -179,9 +179,10 @@ def test_a_glue_archive_exports_as_a_hugging_face_classifier(glue_archives, task
     assert (logits - expected).abs().max().item() <= 1e-5
 
 
-@pytest.mark.parametrize("architecture", ["roberta", "mpnet", "deberta-v2"])
+@pytest.mark.parametrize("architecture", ["bert", "roberta", "mpnet", "deberta-v2"])
 def test_each_head_kind_exports_the_same_logits(architecture, tmp_path):
-    """RoBERTa's and MPNet's tanh heads in their linear range, DeBERTa's pooler made linear."""
+    """BERT's pooler and RoBERTa's and MPNet's tanh heads in their linear range, DeBERTa's pooler
+    made linear: logits of tens of units, equal to 1e-5."""
     directory = write_tiny_model(architecture, str(tmp_path / architecture))
     model = _glue_classifier(directory)
     classifier = sequence_classifier(
@@ -190,7 +191,7 @@ def test_each_head_kind_exports_the_same_logits(architecture, tmp_path):
     tokenizer = AutoTokenizer.from_pretrained(directory)
     inputs = tokenizer(*zip(*PAIRS), padding=True, return_tensors="pt")
     inputs = {"input_ids": inputs["input_ids"], "attention_mask": inputs["attention_mask"]}
-    # These models embed no segment ids.
+    # Segment ids 0 throughout (only BERT embeds them; its pairs are the archive test's).
     tokens = {
         "tokens": {
             "token_ids": inputs["input_ids"],
