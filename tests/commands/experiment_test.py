@@ -841,6 +841,36 @@ def test_only_a_finished_run_with_the_same_trained_config_is_reusable(tmp_path):
     assert find_reusable(run, other, str(tmp_path / "b"), grids) is None
 
 
+def test_a_run_made_before_archives_held_their_encoder_files_is_reusable(tmp_path):
+    run = InjectionRun("tiny", "tft", str(tmp_path / "b/injection/tiny/tft"))
+    theirs = tmp_path / "a/injection/tiny/tft"
+    (theirs / "encoder").mkdir(parents=True)
+    (theirs / "encoder/config.json").write_text("{}")
+    (theirs / "metrics.json").write_text("{}")
+
+    def reader(kind, lr=None):
+        return {
+            "tokenizer": {"type": kind, "model_name": "m", "add_special_tokens": False},
+            "token_indexers": {"tokens": {"type": kind, "model_name": "m"}},
+            **({} if lr is None else {"lr": lr}),
+        }
+
+    old = {"dataset_reader": reader("pretrained_transformer"), "model": {"lr": 1e-4}}
+    (theirs / "config.json").write_text(json.dumps(old))
+    grids = [str(tmp_path / "a")]
+    new = {
+        "dataset_reader": reader("tft_pretrained_transformer"),
+        "include_in_archive": ["pretrained_transformers"],
+        "model": {"lr": 1e-4},
+    }
+    assert find_reusable(run, new, str(tmp_path / "b"), grids) == grids[0]
+    # Everything else is still compared, inside the reader too.
+    other = {**new, "dataset_reader": reader("tft_pretrained_transformer", lr=1)}
+    assert find_reusable(run, other, str(tmp_path / "b"), grids) is None
+    other = {**new, "dataset_reader": reader("whitespace")}
+    assert find_reusable(run, other, str(tmp_path / "b"), grids) is None
+
+
 def test_metric_epoch_best_reports_the_best_epochs_scores(tmp_path):
     spec = ExperimentSpec(
         output_dir=str(tmp_path),

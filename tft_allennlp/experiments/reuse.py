@@ -11,8 +11,8 @@ the fingerprint of that injection's encoder, a grid that recorded the same one (
 need not be on disk: encoders are not kept in git); otherwise a grid whose finished injection
 has the same origin as this grid's (`injection_origin`: the grid that trained it, followed
 through the grids it was reused from). Trainer callbacks that only write records
-(`RECORD_ONLY_CALLBACKS`) are not compared: a grid made before one was added to the configs
-trained the same models.
+(`RECORD_ONLY_CALLBACKS`) are not compared, nor is how the archive stores the encoder
+(`_trained`): a grid made before either was added to the configs trained the same models.
 
 A reused run gets the other run's files, but not its weights (`*.th`, `model.tar.gz`); an
 injection also gets its exported encoder, hard-linked where the file system allows. Its
@@ -35,6 +35,8 @@ from tft_allennlp.experiments.spec import InjectionRun
 REUSED_FROM = "reused_from.json"
 # Trainer callbacks that write a record of the run and change nothing it trains.
 RECORD_ONLY_CALLBACKS = {"tft_parameter_counts"}
+# The tokenizer and indexer type that also copies the checkpoint's files into the archive.
+ARCHIVING_TRANSFORMER = "tft_pretrained_transformer"
 
 
 def rendered_config(
@@ -164,7 +166,14 @@ def find_reusable(
 
 
 def _trained(config: Dict[str, Any]) -> Dict[str, Any]:
-    """`config` without the trainer callbacks of `RECORD_ONLY_CALLBACKS`."""
+    """
+    `config` as far as it decides what the run trains: without the trainer callbacks of
+    `RECORD_ONLY_CALLBACKS`, and without how the archive stores its encoder (`include_in_archive`;
+    the `tft_pretrained_transformer` tokenizer and indexers, which tokenize as AllenNLP's
+    `pretrained_transformer` ones and only also copy the checkpoint's files into the archive).
+    """
+    config = {key: _storage_neutral(key, value) for key, value in config.items()}
+    config.pop("include_in_archive", None)
     trainer = config.get("trainer", {})
     callbacks = trainer.get("callbacks")
     if not isinstance(callbacks, list):
@@ -173,6 +182,23 @@ def _trained(config: Dict[str, Any]) -> Dict[str, Any]:
         c for c in callbacks if not (isinstance(c, dict) and c.get("type") in RECORD_ONLY_CALLBACKS)
     ]
     return {**config, "trainer": {**trainer, "callbacks": kept}}
+
+
+def _storage_neutral(key: str, value: Any) -> Any:
+    """`value` (under `key`) with the archiving tokenizer and indexers named as AllenNLP's."""
+    if not isinstance(value, dict):
+        return value
+    if key == "tokenizer":
+        return _as_allennlp_transformer(value)
+    if key == "token_indexers":
+        return {name: _as_allennlp_transformer(indexer) for name, indexer in value.items()}
+    return {inner: _storage_neutral(inner, item) for inner, item in value.items()}
+
+
+def _as_allennlp_transformer(component: Any) -> Any:
+    if isinstance(component, dict) and component.get("type") == ARCHIVING_TRANSFORMER:
+        return {**component, "type": "pretrained_transformer"}
+    return component
 
 
 def copy_run(grid: str, relative: str, my_grid: str, encoder: bool = False) -> None:
