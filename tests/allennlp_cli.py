@@ -32,7 +32,7 @@ from allennlp.commands import main
 from allennlp.common import Params, cached_transformers
 
 from tests import PROJECT_ROOT
-from tft_allennlp.experiments import runner
+from tft_allennlp.experiments import training
 
 
 def write_config(
@@ -83,7 +83,7 @@ def forked_allennlp(*commands: List[str]) -> List[subprocess.CompletedProcess]:
 
 
 def forked_run_allennlp(arguments: List[str], log: IO[str], environment: Dict[str, str]) -> int:
-    """What `tft_allennlp.experiments.runner.run_allennlp` does, in a forked child."""
+    """What `tft_allennlp.experiments.training.run_allennlp` does, in a forked child."""
     return fork_allennlp(arguments, log, log, environment)()
 
 
@@ -91,7 +91,7 @@ def forked_run_allennlp(arguments: List[str], log: IO[str], environment: Dict[st
 def forked_experiment_runs():
     """While open, the experiment harness runs `allennlp train` in forked children."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(runner, "run_allennlp", forked_run_allennlp)
+        patch.setattr(training, "run_allennlp", forked_run_allennlp)
         yield
 
 

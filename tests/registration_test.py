@@ -16,6 +16,7 @@ from allennlp.training.metrics import Metric
 import tft_allennlp  # noqa: F401
 from tft_allennlp.alignment.phrase_aligners import PhraseAligner
 from tft_allennlp.dataset_readers.negative_samplers import NegativeSampler
+from tft_allennlp.experiments.strategies import FineTuningStrategy
 from tft_allennlp.modules.adapters import TransformerAdapters
 from tft_allennlp.modules.phrase_pair_features import PhrasePairFeatures
 from tft_allennlp.modules.siamese_losses import SiameseLoss
@@ -61,6 +62,18 @@ REGISTERED = [
     (TrainerCallback, "tft_parameter_counts", "ParameterCounts"),
     (Checkpointer, "tft_atomic", "AtomicCheckpointer"),
     (PhraseAligner, "tft_syntactic", "SyntacticPhraseAligner"),
+    (FineTuningStrategy, "cross", "Cross"),
+    (FineTuningStrategy, "siamese_softmax", "SiameseSoftmax"),
+    (FineTuningStrategy, "siamese_cosine_mse", "SiameseCosineMse"),
+    (FineTuningStrategy, "siamese_mnr", "SiameseMnr"),
+    (FineTuningStrategy, "siamese_cosine_embedding", "SiameseCosineEmbedding"),
+    (FineTuningStrategy, "multitask_shuffled", "MultitaskShuffled"),
+    (FineTuningStrategy, "multitask_sequential", "MultitaskSequential"),
+    (FineTuningStrategy, "multitask_roundrobin", "MultitaskRoundrobin"),
+    (FineTuningStrategy, "adapters_houlsby", "AdaptersHoulsby"),
+    (FineTuningStrategy, "adapters_not_shared", "AdaptersNotShared"),
+    (FineTuningStrategy, "adapters_three_shared", "AdaptersThreeShared"),
+    (FineTuningStrategy, "smart", "Smart"),
     (Subcommand, "tft-export", "Export"),
     (Subcommand, "tft-align", "Align"),
     (Subcommand, "tft-experiment", "Experiment"),

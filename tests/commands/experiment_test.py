@@ -32,13 +32,11 @@ from tft_allennlp.experiments.reuse import (
     find_reusable,
     injection_origin,
 )
-from tft_allennlp.experiments.runner import (
-    ExperimentRunner,
-    multitask_overrides,
-    parse_shard,
-    resumable,
-)
-from tft_allennlp.experiments.spec import InjectionRun, split_variant
+from tft_allennlp.experiments.runner import ExperimentRunner, parse_shard
+from tft_allennlp.experiments.runs import InjectionRun
+from tft_allennlp.experiments.strategies.multitask import multitask_overrides
+from tft_allennlp.experiments.training import resumable
+from tft_allennlp.experiments.variants import split_variant
 
 
 @pytest.fixture(scope="module")

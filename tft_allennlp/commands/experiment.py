@@ -25,7 +25,8 @@ from tft_allennlp.experiments.paired import (
 )
 from tft_allennlp.experiments.report import markdown_table, plot, sweep_table, write_csv
 from tft_allennlp.experiments.runner import parse_shard
-from tft_allennlp.experiments.spec import CROSS, selection_metric
+from tft_allennlp.experiments.spec import selection_metric
+from tft_allennlp.experiments.strategies.cross import CROSS
 
 logger = logging.getLogger(__name__)
 
@@ -94,7 +95,7 @@ def _experiment_from_args(args: argparse.Namespace) -> None:
     statuses = {}
     if not args.report_only:
         statuses = run_experiment(spec, args.jobs, args.shard, not args.no_wait, args.poll_seconds)
-    counts = collections.Counter(statuses.values())
+    counts = collections.Counter(str(status) for status in statuses.values())
     paths = write_outputs(spec)
     print(f"runs: {dict(counts)}; wrote {', '.join(paths)}")
     if counts["failed"] or counts["waiting"]:

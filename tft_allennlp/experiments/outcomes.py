@@ -11,21 +11,14 @@ import json
 import math
 import os
 import statistics
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, List, Optional
 
 import torch
 from safetensors.torch import load_file
 
-from tft_allennlp.experiments.spec import (
-    ExperimentSpec,
-    GlueRun,
-    InjectionRun,
-    TunedKey,
-    selection_metric,
-)
+from tft_allennlp.experiments.runs import GlueRun, InjectionRun, Run
+from tft_allennlp.experiments.spec import ExperimentSpec, TunedKey, selection_metric
 from tft_allennlp.training.callbacks.parameter_counts import PARAMETER_COUNTS
-
-Run = Union[InjectionRun, GlueRun]
 
 # In an injection's directory (committed with it): the fingerprint of the encoder it exported.
 FINGERPRINT = "encoder_fingerprint.json"

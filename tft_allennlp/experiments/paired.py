@@ -28,7 +28,7 @@ from scipy import stats
 
 from tft_allennlp.common.glue_tasks import GLUE_TASKS
 from tft_allennlp.experiments.report import METRIC_NAMES, _with_strategy
-from tft_allennlp.experiments.spec import SEEDED, VARIANTS, split_variant
+from tft_allennlp.experiments.variants import SEEDED, VARIANTS, split_variant
 
 # The coordinates of a run besides the compared factor and the seed.
 COORDINATES = ("base", "variant", "strategy", "recipe", "task", "train_size")

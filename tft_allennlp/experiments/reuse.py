@@ -22,6 +22,7 @@ where it came from.
 
 import dataclasses
 import json
+import logging
 import os
 import shutil
 from typing import Any, Dict, List, Optional, Sequence
@@ -29,14 +30,48 @@ from typing import Any, Dict, List, Optional, Sequence
 from allennlp.common import Params
 
 from tft_allennlp.common.transformer_source import ARCHIVED_TRANSFORMERS
-from tft_allennlp.experiments.outcomes import Run, is_finished, read_fingerprint
-from tft_allennlp.experiments.spec import InjectionRun
+from tft_allennlp.experiments.outcomes import is_finished, read_fingerprint
+from tft_allennlp.experiments.runs import GlueRun, InjectionRun, Run
+from tft_allennlp.experiments.spec import ExperimentSpec
+
+logger = logging.getLogger(__name__)
 
 REUSED_FROM = "reused_from.json"
 # Trainer callbacks that write a record of the run and change nothing it trains.
 RECORD_ONLY_CALLBACKS = {"tft_parameter_counts"}
 # The tokenizer and indexer type that also copies the checkpoint's files into the archive.
 ARCHIVING_TRANSFORMER = "tft_pretrained_transformer"
+
+
+def reuse_run(
+    spec: ExperimentSpec, run: Run, config: Dict[str, Any], recorded: Optional[str]
+) -> bool:
+    """
+    Takes `run` of the grid `spec` from the first grid of its `reuse_from` that finished it with
+    `config` (this grid's config of it, `rendered_config`); False when none did. An injection
+    that `recorded` the fingerprint of its encoder is taken only from a grid that recorded the
+    same.
+    """
+    grids = list(spec.reuse_from)
+    injection = run.injection if isinstance(run, GlueRun) else None
+    if injection is not None:
+        grids = grids_with_same_encoder(injection, spec.output_dir, grids)
+    if recorded is not None:
+        grids = [
+            grid
+            for grid in grids
+            if read_fingerprint(in_grid(run, spec.output_dir, grid)) == recorded
+        ]
+    if not grids:
+        return False
+    relative = os.path.relpath(run.directory, spec.output_dir)
+    grid = find_reusable(run, config, spec.output_dir, grids)
+    if grid is None:
+        logger.info("%s: no grid of reuse_from finished it with this config", relative)
+        return False
+    copy_run(grid, relative, spec.output_dir, encoder=isinstance(run, InjectionRun))
+    logger.info("Reused %s from %s", relative, grid)
+    return True
 
 
 def rendered_config(

@@ -3,25 +3,25 @@ Runs an experiment grid resumably, in parallel and across machines.
 
 Every injection and every GLUE fine-tuning is an ordinary `allennlp train` of the project's
 configs (with overrides, never copies) in a child process, with its config, metrics and log in
-its own directory. Siamese and multitask strategies train a few-line jsonnet generated under
-`OUTPUT_DIR/configs/` that calls the project's `common/siamese.libsonnet` or
-`common/multitask.libsonnet` (see `spec.py`); a multitask run reported for several tasks runs
-once. A run whose `metrics.json` exists is finished and skipped; an unfinished one
-is run again, up to `retries` more times, and then reported as failed. An attempt that was
-killed (a crash, or the machine or the harness going away) resumes from the last checkpoint its
-directory holds when that run's config is this one (`resumable`: `allennlp train --recover`,
-which the project's configs make end as an uninterrupted run would, bit for bit); anything else,
-and an attempt after a resumption that failed, starts from scratch.
+its own directory. A strategy other than the cross-encoder trains a one-call jsonnet generated under
+`OUTPUT_DIR/configs/` that calls a function of the project's `training_configs/common/` (see
+`strategies/`); a multitask run reported for several tasks runs once. A run whose `metrics.json`
+exists is finished and skipped; an unfinished one is run again, up to `retries` more times, and then
+reported as failed. An attempt that was killed (a crash, or the machine or the harness going away)
+resumes from the last checkpoint its directory holds when that run's config is this one
+(`resumable`: `allennlp train --recover`, which the project's configs make end as an uninterrupted
+run would, bit for bit); anything else, and an attempt after a resumption that failed, starts from
+scratch.
 
-Order and dependencies: injections, then the recipe sweep on the base models, then the reported
-grid seed by seed. A fine-tuning of an injected encoder waits for its injection; a run of the
-tuned recipe waits for the sweep that chooses it. An injection is run only while a fine-tuning
-of its encoder is left to run: on a machine without the encoders (they are not kept in git), a
-grid whose fine-tunings have all finished trains nothing again. An injection records the
+Order and dependencies (`plan.py`): injections, then the recipe sweep on the base models, then
+the reported grid seed by seed. A fine-tuning of an injected encoder waits for its injection; a
+run of the tuned recipe waits for the sweep that chooses it. An injection is run only while a
+fine-tuning of its encoder is left to run: on a machine without the encoders (they are not kept in
+git), a grid whose fine-tunings have all finished trains nothing again. An injection records the
 fingerprint of the encoder it exported (`encoder_fingerprint.json`, kept in git, and beside the
-directory while it runs again); one run again must export that very encoder, or it fails (and
-its new encoder is deleted) rather than let the grid fine-tune two different encoders under one
-name; nor is it taken from another grid that recorded another encoder.
+directory while it runs again); one run again must export that very encoder, or it fails (and its
+new encoder is deleted) rather than let the grid fine-tune two different encoders under one name;
+nor is it taken from another grid that recorded another encoder.
 
 Parallel and distributed execution:
 
@@ -31,10 +31,10 @@ Parallel and distributed execution:
   directory) hashes to `i` modulo `n`, so `n` processes on as many machines, sharing the output
   directory, together run the grid once; each waits for the injections and sweep runs it needs
   from other shards (or, with `wait=False`, says which and leaves those runs);
-- a run is claimed with a lock file `DIRECTORY.lock` created exclusively, holding the host and
-  process id, so that two processes never run it at once; a lock left by a dead process on the
-  same host is taken over. A run that failed for good leaves `DIRECTORY.failed` so that the
-  shards waiting for it stop waiting.
+- a run is claimed (`locks.py`) with a lock file `DIRECTORY.lock` created exclusively, holding
+  the host and process id, so that two processes never run it at once; a lock left by a dead
+  process on the same host is taken over. A run that failed for good leaves `DIRECTORY.failed`
+  so that the shards waiting for it stop waiting.
 
 A run that another grid of the spec's `reuse_from` finished with the same config is taken from
 there instead (`reuse.py`).
@@ -44,141 +44,47 @@ start and end times, outcome: "done", "failed" or "reused").
 """
 
 import concurrent.futures
+import enum
 import glob
 import json
 import logging
 import os
 import shutil
 import socket
-import subprocess
-import sys
 import time
 import zlib
-from typing import IO, Any, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 from tft_allennlp.commands.export import export_encoder
 from tft_allennlp.common.transformer_source import ARCHIVED_TRANSFORMERS
+from tft_allennlp.experiments.locks import RunLock, failed_since, mark_failed, unmark_failed
 from tft_allennlp.experiments.outcomes import (
     FINGERPRINT,
-    Run,
     encoder_fingerprint,
     is_finished,
     kept_fingerprint,
     read_fingerprint,
-    tuned_choice,
 )
-from tft_allennlp.experiments.reuse import (
-    copy_run,
-    find_reusable,
-    grids_with_same_encoder,
-    in_grid,
-    rendered_config,
-)
-from tft_allennlp.experiments.spec import (
-    ExperimentSpec,
-    GlueRun,
-    InjectionRun,
-    TunedKey,
-    size_name,
-    wrapped_overrides,
-)
+from tft_allennlp.experiments.plan import Planned, Step, TunedPlaceholder, grid_plan
+from tft_allennlp.experiments.reuse import rendered_config, reuse_run
+from tft_allennlp.experiments.runs import GlueRun, InjectionRun, Run, Training
+from tft_allennlp.experiments.spec import ExperimentSpec
+from tft_allennlp.experiments.training import LOG, allennlp_train, resumable
 
 logger = logging.getLogger(__name__)
 
-# What a run trains: its config file, its overrides, the environment of its `allennlp train`.
-Training = Tuple[str, Dict[str, Any], Dict[str, str]]
-
-LOG = "train.log"
 ATTEMPTS = "attempts.jsonl"
 
 
-def seed_overrides(seed: int) -> Dict[str, int]:
-    return {"random_seed": seed, "numpy_seed": seed, "pytorch_seed": seed}
+class Status(enum.StrEnum):
+    """What became of a run in this process."""
 
-
-def multitask_overrides(overrides: Dict[str, Any], tasks: Sequence[str]) -> Dict[str, Any]:
-    """
-    A single-task run's overrides for a multitask config: a reader's keys go to every task's
-    reader (`dataset_reader.train_size` -> `dataset_reader.readers.<task>.train_size`), a
-    loader's batch size to its scheduler; the other keys are kept.
-    """
-    translated: Dict[str, Any] = {}
-    for key, value in overrides.items():
-        section, _, rest = key.partition(".")
-        if section in ("dataset_reader", "validation_dataset_reader") and rest:
-            for task in tasks:
-                translated[f"{section}.readers.{task}.{rest}"] = value
-        elif section in ("data_loader", "validation_data_loader") and rest == "batch_size":
-            translated[f"{section}.scheduler.batch_size"] = value
-        else:
-            translated[key] = value
-    return translated
-
-
-def resumable(directory: str, training: Training) -> bool:
-    """
-    Whether the run directory `directory` holds a checkpoint (`training_state_e*.th`) of a
-    training whose `config.json` is the one `training` writes now: an attempt that was killed
-    before it finished, which `--recover` continues.
-    """
-    config_path = os.path.join(directory, "config.json")
-    if not glob.glob(os.path.join(directory, "training_state_e*.th")):
-        return False
-    if not os.path.exists(config_path):
-        return False
-    with open(config_path) as handle:
-        written = json.load(handle)
-    return written == json.loads(json.dumps(rendered_config(*training)))
-
-
-def allennlp_train(
-    config: str,
-    directory: str,
-    overrides: Dict[str, Any],
-    environment: Dict[str, str],
-    resume: bool = False,
-) -> bool:
-    """
-    `allennlp train CONFIG -s DIRECTORY -f -o OVERRIDES` in a child process (with `resume`,
-    `--recover` instead of `-f`: on from the checkpoint in DIRECTORY), its output in
-    `DIRECTORY.log` while it runs and moved to `DIRECTORY/train.log` after (a resumed run's
-    after the log of the attempts before it); True on success.
-    """
-    log_path = directory.rstrip("/") + ".log"
-    os.makedirs(os.path.dirname(log_path), exist_ok=True)
-    moved = os.path.join(directory, LOG)
-    if resume and os.path.exists(moved):
-        # The earlier attempts' log goes first (an attempt whose harness was killed left its
-        # log beside the directory).
-        with open(moved) as earlier:
-            text = earlier.read()
-        if os.path.exists(log_path):
-            with open(log_path) as later:
-                text += later.read()
-        with open(log_path, "w") as log:
-            log.write(text)
-        os.remove(moved)
-    start = "--recover" if resume else "-f"
-    arguments = ["train", config, "-s", directory, start, "--file-friendly-logging"]
-    arguments += ["-o", json.dumps(overrides), "--include-package", "tft_allennlp"]
-    with open(log_path, "a" if resume else "w") as log:
-        returncode = run_allennlp(arguments, log, environment)
-    if os.path.isdir(directory):
-        os.replace(log_path, os.path.join(directory, LOG))
-    return returncode == 0 and os.path.exists(os.path.join(directory, "metrics.json"))
-
-
-def run_allennlp(arguments: List[str], log: IO[str], environment: Dict[str, str]) -> int:
-    """
-    `allennlp ARGUMENTS` in a new interpreter, with `environment` added to this process's, its
-    output and errors written to `log`; the exit code. Every run gets a fresh process, so that
-    no state (a loaded model, a CUDA context, the registry of a config's `--include-package`)
-    carries over from one run to the next.
-    """
-    command = [sys.executable, "-m", "allennlp", *arguments]
-    return subprocess.run(
-        command, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **environment}
-    ).returncode
+    SKIPPED = "skipped"
+    """Finished before, or an injection that no fine-tuning left to run needs."""
+    DONE = "done"
+    FAILED = "failed"
+    WAITING = "waiting"
+    """Left, without waiting, for a run of another process."""
 
 
 def parse_shard(text: str) -> Tuple[int, int]:
@@ -190,56 +96,6 @@ def parse_shard(text: str) -> Tuple[int, int]:
     if not 0 <= index < count:
         raise ValueError(f"--shard {text}: i must be in [0, n).")
     return index, count
-
-
-class RunLock:
-    """An exclusive claim on a run: `DIRECTORY.lock`, created atomically, naming host and pid."""
-
-    def __init__(self, directory: str) -> None:
-        self.path = directory.rstrip("/") + ".lock"
-        self.owner = {"host": socket.gethostname(), "pid": os.getpid()}
-
-    def acquire(self) -> bool:
-        os.makedirs(os.path.dirname(self.path), exist_ok=True)
-        for _ in range(2):
-            try:
-                handle = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-            except FileExistsError:
-                if not self._stale():
-                    return False
-                logger.warning("Taking over %s from a process that no longer runs.", self.path)
-                try:
-                    os.remove(self.path)
-                except FileNotFoundError:
-                    pass
-                continue
-            with os.fdopen(handle, "w") as out:
-                json.dump(self.owner, out)
-            return True
-        return False
-
-    def release(self) -> None:
-        try:
-            os.remove(self.path)
-        except FileNotFoundError:
-            pass
-
-    def _stale(self) -> bool:
-        """A lock of a dead process on this host (another host's locks are never stale here)."""
-        try:
-            with open(self.path) as handle:
-                owner = json.load(handle)
-        except (OSError, ValueError):
-            return False  # being written right now
-        if owner.get("host") != self.owner["host"]:
-            return False
-        try:
-            os.kill(int(owner["pid"]), 0)
-        except ProcessLookupError:
-            return True
-        except PermissionError:
-            return False
-        return False
 
 
 class ExperimentRunner:
@@ -259,9 +115,7 @@ class ExperimentRunner:
     poll_seconds : `float`, optional (default = `30`)
         How often to look for the runs of other processes while waiting.
 
-    `run()` returns each run directory's outcome in this process: "skipped" (finished before, or
-    an injection that no fine-tuning left to run needs), "done", "failed", or, without waiting,
-    "waiting".
+    `run()` returns each run directory's `Status` in this process.
     """
 
     def __init__(
@@ -279,136 +133,144 @@ class ExperimentRunner:
         self.shard = shard
         self.wait = wait
         self.poll_seconds = poll_seconds
-        self.statuses: Dict[str, str] = {}
+        self.statuses: Dict[str, Status] = {}
         self._cpus = len(os.sched_getaffinity(0))
         self._gpus = _visible_gpus()
+        # Each running attempt: its run, its job slot and its lock.
+        self._running: Dict[concurrent.futures.Future, Tuple[Run, int, RunLock]] = {}
+        self._started = 0.0
 
-    def owns(self, run: Run) -> bool:
+    def owns(self, run: Planned) -> bool:
         """Whether this shard runs `run`: a stable hash of its directory within the experiment."""
         relative = os.path.relpath(run.directory, self.spec.output_dir)
         return zlib.crc32(relative.encode("utf-8")) % self.shard[1] == self.shard[0]
 
-    def run(self) -> Dict[str, str]:
-        started = time.time()
-        running: Dict[concurrent.futures.Future, Tuple[Run, int, RunLock]] = {}
+    def run(self) -> Dict[str, Status]:
+        """
+        Starts every run that can start, as job slots free up, until none is left; runs that
+        wait for other processes' runs are waited for (or, without `wait`, left).
+        """
+        self._started = time.time()
         with concurrent.futures.ThreadPoolExecutor(self.jobs) as pool:
-            while True:
-                # run directory -> what it waits for (a run of another process)
-                waiting: Dict[str, str] = {}
-                free_slots = sorted(
-                    set(range(self.jobs)) - {slot for _, slot, _ in running.values()}
-                )
-                busy = {run.directory for run, _, _ in running.values()}
-                plan, unneeded = self._plan()
-                for run, blocker in plan:
-                    if run.directory in self.statuses or run.directory in busy:
-                        continue
-                    if blocker is not None:
-                        if blocker.directory in busy:
-                            continue  # its own injection or sweep run is running here
-                        if self._blocker_failed(blocker):
-                            self._fail(run, f"{blocker.directory} failed")
-                        else:
-                            waiting[run.directory] = blocker.directory
-                        continue
-                    if is_finished(run):
-                        self.statuses[run.directory] = "skipped"
-                        continue
-                    if run.directory in unneeded:
-                        logger.info(
-                            "Not running %s: every fine-tuning of its encoder has finished",
-                            run.directory,
-                        )
-                        self.statuses[run.directory] = "skipped"
-                        continue
-                    if _failed_since(run, started):
-                        # Another process gave up on it during this run: not tried again here.
-                        self.statuses[run.directory] = "failed"
-                        continue
-                    if not free_slots:
-                        continue
-                    lock = RunLock(run.directory)
-                    if not lock.acquire():
-                        waiting[run.directory] = run.directory  # another process runs it
-                        continue
-                    slot = free_slots.pop(0)
-                    running[pool.submit(self._attempt, run, slot)] = (run, slot, lock)
-                    busy.add(run.directory)
-                if not running:
-                    if not waiting:
-                        break
-                    described = ", ".join(sorted(set(waiting.values())))
-                    if not self.wait:
-                        for directory in waiting:
-                            self.statuses[directory] = "waiting"
-                        logger.warning(
-                            "Left %d runs that wait for other processes' runs: %s",
-                            len(waiting),
-                            described,
-                        )
-                        break
-                    logger.info("Waiting for other processes' runs: %s", described)
-                    time.sleep(self.poll_seconds)
-                    continue
-                done, _ = concurrent.futures.wait(
-                    running,
-                    timeout=self.poll_seconds,
-                    return_when=concurrent.futures.FIRST_COMPLETED,
-                )
-                for future in done:
-                    run, _, lock = running.pop(future)
-                    try:
-                        succeeded = future.result()
-                    finally:
-                        lock.release()
-                    if succeeded:
-                        self.statuses[run.directory] = "done"
-                    else:
-                        self._fail(run, "see its log")
+            while self._step(pool):
+                pass
         return self.statuses
 
-    def _plan(self) -> Tuple[List[Tuple[Run, Optional[Run]]], Set[str]]:
+    def _step(self, pool: concurrent.futures.Executor) -> bool:
         """
-        This shard's runs in order, each with the unfinished run it must wait for (None when it
-        can start), and the injections that no unfinished fine-tuning of any shard waits for,
-        nor may (a base whose sweep has not chosen yet needs all its injections). The tuned runs
-        of a (base, task, size) appear once its sweep has chosen.
+        Starts what can start, then waits for a running attempt to end or, with none running,
+        for other processes' runs; False once nothing is left to run or to wait for.
         """
-        spec = self.spec
-        injections = list(spec.injection_runs())
-        plan: List[Tuple[Run, Optional[Run]]] = [(injection, None) for injection in injections]
-        for sweep_run in spec.sweep_runs():
-            plan.append((sweep_run, None))
-        choices = {}
-        needed = set()
-        for key in spec.tuned_keys():
-            choice = tuned_choice(spec, key)
-            if choice is not None:
-                choices[key] = choice
+        waiting = self._start_what_can_start(pool)
+        if self._running:
+            self._collect_finished()
+            return True
+        return bool(waiting) and self._wait_for_others(waiting)
+
+    def _start_what_can_start(self, pool: concurrent.futures.Executor) -> Dict[str, str]:
+        """
+        Goes through this shard's plan once: settles the runs whose fate is known, starts the
+        ready ones while job slots are free; returns the runs left waiting for other processes'
+        runs (run directory -> that run's directory).
+        """
+        waiting: Dict[str, str] = {}
+        steps, unneeded = self._plan()
+        for run, blocker in steps:
+            if run.directory in self.statuses or run.directory in self._busy():
                 continue
-            # The tuned runs wait for the first unfinished sweep run of their key.
-            pending = next(run for run in spec.sweep_runs_of(key) if not is_finished(run))
-            plan.append((_TunedPlaceholder(key, pending.directory), pending))
-            needed.update(run.directory for run in injections if run.base == key[0])
-        for glue_run in spec.glue_runs(choices):
-            injection = spec.injection_of(glue_run)
-            blocker = None
-            if injection is not None and not is_finished(glue_run):
-                needed.add(injection.directory)
-                if not is_finished(injection):
-                    blocker = injection
-            plan.append((glue_run, blocker))
-        unneeded = {run.directory for run in injections} - needed
-        # A sweep run that is also a grid run appears once; placeholders belong to every shard.
-        seen = set()
-        owned = []
-        for run, blocker in plan:
-            if run.directory in seen:
+            if blocker is not None:
+                self._wait_or_fail(run, blocker, waiting)
                 continue
-            seen.add(run.directory)
-            if isinstance(run, _TunedPlaceholder) or self.owns(run):
-                owned.append((run, blocker))
-        return owned, unneeded
+            assert not isinstance(run, TunedPlaceholder)  # a placeholder always waits
+            status = self._settled(run, run.directory in unneeded)
+            if status is not None:
+                self.statuses[run.directory] = status
+            elif self._free_slots() and not self._start(pool, run):
+                waiting[run.directory] = run.directory  # another process runs it
+        return waiting
+
+    def _plan(self) -> Tuple[List[Step], Set[str]]:
+        """This shard's steps of the plan (placeholders belong to every shard)."""
+        steps, unneeded = grid_plan(self.spec)
+        mine = [
+            (run, blocker)
+            for run, blocker in steps
+            if isinstance(run, TunedPlaceholder) or self.owns(run)
+        ]
+        return mine, unneeded
+
+    def _busy(self) -> Set[str]:
+        return {run.directory for run, _, _ in self._running.values()}
+
+    def _free_slots(self) -> List[int]:
+        return sorted(set(range(self.jobs)) - {slot for _, slot, _ in self._running.values()})
+
+    def _wait_or_fail(self, run: Planned, blocker: Run, waiting: Dict[str, str]) -> None:
+        """`run` waits for `blocker`, unless that failed (then so does `run`)."""
+        if blocker.directory in self._busy():
+            return  # its own injection or sweep run is running here
+        if self._blocker_failed(blocker):
+            self._fail(run, f"{blocker.directory} failed")
+        else:
+            waiting[run.directory] = blocker.directory
+
+    def _settled(self, run: Run, unneeded: bool) -> Optional[Status]:
+        """The status of a run that is not to be started, or None."""
+        if is_finished(run):
+            return Status.SKIPPED
+        if unneeded:
+            logger.info(
+                "Not running %s: every fine-tuning of its encoder has finished", run.directory
+            )
+            return Status.SKIPPED
+        if failed_since(run.directory, self._started):
+            # Another process gave up on it during this run: not tried again here.
+            return Status.FAILED
+        return None
+
+    def _start(self, pool: concurrent.futures.Executor, run: Run) -> bool:
+        """Claims `run` and starts it in a free job slot; False if another process has it."""
+        lock = RunLock(run.directory)
+        if not lock.acquire():
+            return False
+        slot = self._free_slots()[0]
+        self._running[pool.submit(self._attempt, run, slot)] = (run, slot, lock)
+        return True
+
+    def _collect_finished(self) -> None:
+        """Waits a while for running attempts, and records those that ended."""
+        done, _ = concurrent.futures.wait(
+            self._running,
+            timeout=self.poll_seconds,
+            return_when=concurrent.futures.FIRST_COMPLETED,
+        )
+        for future in done:
+            run, _, lock = self._running.pop(future)
+            try:
+                succeeded = future.result()
+            finally:
+                lock.release()
+            if succeeded:
+                self.statuses[run.directory] = Status.DONE
+            else:
+                self._fail(run, "see its log")
+
+    def _wait_for_others(self, waiting: Dict[str, str]) -> bool:
+        """
+        With `wait`, sleeps a while and returns True (look again); without, marks the runs of
+        `waiting` "waiting" and returns False.
+        """
+        described = ", ".join(sorted(set(waiting.values())))
+        if self.wait:
+            logger.info("Waiting for other processes' runs: %s", described)
+            time.sleep(self.poll_seconds)
+            return True
+        for directory in waiting:
+            self.statuses[directory] = Status.WAITING
+        logger.warning(
+            "Left %d runs that wait for other processes' runs: %s", len(waiting), described
+        )
+        return False
 
     def _blocker_failed(self, blocker: Run) -> bool:
         """
@@ -416,12 +278,12 @@ class ExperimentRunner:
         this process retries however they ended before), or in the process that owns it.
         """
         if self.owns(blocker):
-            return self.statuses.get(blocker.directory) == "failed"
-        return _failed_since(blocker, 0.0)
+            return self.statuses.get(blocker.directory) == Status.FAILED
+        return failed_since(blocker.directory, 0.0)
 
-    def _fail(self, run: Run, reason: str) -> None:
-        self.statuses[run.directory] = "failed"
-        if isinstance(run, _TunedPlaceholder):
+    def _fail(self, run: Planned, reason: str) -> None:
+        self.statuses[run.directory] = Status.FAILED
+        if isinstance(run, TunedPlaceholder):
             logger.error(
                 "%s: the recipe sweep did not finish (%s), so its tuned runs were not started.",
                 run.directory,
@@ -437,19 +299,16 @@ class ExperimentRunner:
         logger.error(
             "Failed: %s (%s%s)", run.directory, reason, f"; log: {logs[0]}" if logs else ""
         )
-        os.makedirs(os.path.dirname(run.directory), exist_ok=True)
-        with open(run.directory + ".failed", "w") as marker:
-            json.dump({"reason": reason, "log": logs[0] if logs else None}, marker)
+        mark_failed(run.directory, reason, logs[0] if logs else None)
 
     def _attempt(self, run: Run, slot: int) -> bool:
         """Runs `run` in job slot `slot` (retrying) or takes it from another grid; True: done."""
-        if os.path.exists(run.directory + ".failed"):
-            os.remove(run.directory + ".failed")  # a new attempt of a run that failed before
-        training = self._training(run, self._environment(slot))
+        unmark_failed(run.directory)
+        training = self._training(run, slot)
         # The encoder the grid's finished fine-tunings of this injection used, if it says.
         recorded = read_fingerprint(run) if isinstance(run, InjectionRun) else None
         started = time.time()
-        if self._reuse(run, training, recorded):
+        if reuse_run(self.spec, run, rendered_config(*training), recorded):
             self._record(run, started, "reused")
             return True
         # Kept beside the directory that the attempt empties, until the attempt has checked it.
@@ -459,80 +318,55 @@ class ExperimentRunner:
         for attempt in range(1 + self.spec.retries):
             if attempt:
                 logger.warning("Retrying %s (attempt %d)", run.directory, attempt + 1)
-            started = time.time()
             resume = not resume_failed and resumable(run.directory, training)
-            if resume:
-                logger.info("Resuming %s from its last checkpoint", run.directory)
-            else:
-                logger.info("Starting %s", run.directory)
-            succeeded = self._execute(run, training, resume)
-            resume_failed = resume and not succeeded
-            other_encoder = (
-                succeeded
-                and isinstance(run, InjectionRun)
-                and not self._same_encoder(run, recorded)
-            )
-            succeeded = succeeded and not other_encoder
-            self._record(run, started, "done" if succeeded else "failed")
-            if other_encoder:
-                return False  # another attempt would not make the recorded encoder
-            if succeeded:
-                if isinstance(run, GlueRun) and not self.spec.keep_weights:
-                    for path in glob.glob(os.path.join(run.directory, "*.th")):
-                        os.remove(path)
-                    os.remove(os.path.join(run.directory, "model.tar.gz"))
-                    # The archive's copy of the base's files (docs/archives.md).
-                    shutil.rmtree(
-                        os.path.join(run.directory, ARCHIVED_TRANSFORMERS), ignore_errors=True
-                    )
-                logger.info("Finished %s in %.0f s", run.directory, time.time() - started)
-                return True
+            outcome = self._try(run, training, resume, recorded)
+            resume_failed = resume and outcome != "done"
+            if outcome != "failed":
+                return outcome == "done"
         return False
 
-    def _environment(self, slot: int) -> Dict[str, str]:
-        """CPU threads and GPU of a job slot (nothing is changed for a single job)."""
-        environment: Dict[str, str] = {}
+    def _try(self, run: Run, training: Training, resume: bool, recorded: Optional[str]) -> str:
+        """
+        One attempt: "done"; "failed"; or "final" for an injection that exported another
+        encoder than the one it `recorded` (another attempt would not make that one).
+        """
+        started = time.time()
+        if resume:
+            logger.info("Resuming %s from its last checkpoint", run.directory)
+        else:
+            logger.info("Starting %s", run.directory)
+        succeeded = self._execute(run, training, resume)
+        other_encoder = (
+            succeeded and isinstance(run, InjectionRun) and not self._same_encoder(run, recorded)
+        )
+        succeeded = succeeded and not other_encoder
+        self._record(run, started, "done" if succeeded else "failed")
+        if other_encoder:
+            return "final"
+        if succeeded:
+            if isinstance(run, GlueRun) and not self.spec.keep_weights:
+                _delete_weights(run.directory)
+            logger.info("Finished %s in %.0f s", run.directory, time.time() - started)
+        return "done" if succeeded else "failed"
+
+    def _training(self, run: Run, slot: int) -> Training:
+        """
+        What `run` trains (a generated config is written first), with the CPU threads and GPU
+        of job slot `slot` added to its environment (nothing for a single job).
+        """
+        config, overrides, environment = run.training()
         if self.jobs > 1:
             threads = str(max(1, self._cpus // self.jobs))
             environment.update(OMP_NUM_THREADS=threads, MKL_NUM_THREADS=threads)
             if len(self._gpus) > 1:
                 environment["CUDA_VISIBLE_DEVICES"] = self._gpus[slot % len(self._gpus)]
-        return environment
-
-    def _training(self, run: Run, environment: Dict[str, str]) -> Training:
-        """
-        What `run` trains: its config file (a generated one is written first), its overrides and
-        the environment its `allennlp train` gets.
-        """
-        spec = self.spec
-        base_model = spec.base_models[run.base]
-        if isinstance(run, InjectionRun):
-            environment = {
-                **environment,
-                "TFT_MODEL": base_model,
-                "TFT_PARAPHRASE_CORPUS": run.corpus,
-            }
-            overrides = {**seed_overrides(run.seed), **json.loads(run.overrides)}
-            return run.config, overrides, environment
-        injection = spec.injection_of(run)
-        model = base_model if injection is None else injection.encoder
-        environment = {**environment, "TFT_MODEL": model, "GLUE_DIR": spec.glue_dir}
-        overrides: Dict[str, Any] = {"dataset_reader.seed": run.seed}
-        overrides["dataset_reader.train_size"] = run.train_size
-        overrides.update(spec.glue_overrides)
-        overrides.update(spec.candidates()[run.candidate])
-        overrides.update(wrapped_overrides(run.strategy))
-        overrides.update(spec.strategy_overrides.get(run.strategy, {}))
-        if run.is_multitask:
-            overrides = multitask_overrides(overrides, run.tasks)
-        overrides = {**seed_overrides(run.seed), **overrides}
-        if run.config_text is not None:
-            os.makedirs(os.path.dirname(run.config), exist_ok=True)
-            draft = f"{run.config}.{socket.gethostname()}.{os.getpid()}.tmp"
+        if isinstance(run, GlueRun) and run.config_text is not None:
+            os.makedirs(os.path.dirname(config), exist_ok=True)
+            draft = f"{config}.{socket.gethostname()}.{os.getpid()}.tmp"
             with open(draft, "w") as handle:
                 handle.write(run.config_text)
-            os.replace(draft, run.config)
-        return run.config, overrides, environment
+            os.replace(draft, config)
+        return config, overrides, environment
 
     def _execute(self, run: Run, training: Training, resume: bool) -> bool:
         """
@@ -555,50 +389,23 @@ class ExperimentRunner:
         """
         fingerprint = encoder_fingerprint(run.encoder)
         record = os.path.join(run.directory, FINGERPRINT)
-        same = recorded is None or fingerprint == recorded
-        _write_fingerprint(record, fingerprint if same else recorded)
-        if recorded is not None:
-            os.remove(kept_fingerprint(run))
-        if not same:
-            shutil.rmtree(run.encoder)
-            logger.error(
-                "%s: its encoder, exported again, is not the one it recorded (SHA-256 %s, now "
-                "%s), which its finished fine-tunings used; the new one was deleted. To "
-                "fine-tune a new build, delete %s and the directories of those fine-tunings.",
-                run.directory,
-                recorded[:12],
-                fingerprint[:12],
-                record,
-            )
-        return same
-
-    def _reuse(self, run: Run, training: Training, recorded: Optional[str]) -> bool:
-        """
-        Takes `run` from the first grid of `reuse_from` that finished it with the config of
-        `training` (`experiments/reuse.py`); False when none did. An injection that `recorded`
-        the fingerprint of its encoder is taken only from a grid that recorded the same.
-        """
-        spec = self.spec
-        grids = list(spec.reuse_from)
-        injection = spec.injection_of(run) if isinstance(run, GlueRun) else None
-        if injection is not None:
-            grids = grids_with_same_encoder(injection, spec.output_dir, grids)
-        if recorded is not None:
-            grids = [
-                grid
-                for grid in grids
-                if read_fingerprint(in_grid(run, spec.output_dir, grid)) == recorded
-            ]
-        if not grids:
-            return False
-        relative = os.path.relpath(run.directory, spec.output_dir)
-        grid = find_reusable(run, rendered_config(*training), spec.output_dir, grids)
-        if grid is None:
-            logger.info("%s: no grid of reuse_from finished it with this config", relative)
-            return False
-        copy_run(grid, relative, spec.output_dir, encoder=isinstance(run, InjectionRun))
-        logger.info("Reused %s from %s", relative, grid)
-        return True
+        _write_fingerprint(record, recorded or fingerprint)
+        if recorded is None:
+            return True
+        os.remove(kept_fingerprint(run))
+        if fingerprint == recorded:
+            return True
+        shutil.rmtree(run.encoder)
+        logger.error(
+            "%s: its encoder, exported again, is not the one it recorded (SHA-256 %s, now "
+            "%s), which its finished fine-tunings used; the new one was deleted. To "
+            "fine-tune a new build, delete %s and the directories of those fine-tunings.",
+            run.directory,
+            recorded[:12],
+            fingerprint[:12],
+            record,
+        )
+        return False
 
     def _record(self, run: Run, started: float, outcome: str) -> None:
         """Appends the attempt to the experiment's `attempts.jsonl` (one short line)."""
@@ -621,19 +428,13 @@ def _write_fingerprint(path: str, fingerprint: str) -> None:
         handle.write("\n")
 
 
-def _failed_since(run: Run, since: float) -> bool:
-    """Whether a process marked `run` failed at or after time `since`."""
-    marker = run.directory + ".failed"
-    return os.path.exists(marker) and os.path.getmtime(marker) >= since
-
-
-class _TunedPlaceholder:
-    """Stands for the tuned runs of one (base, task, size) until their sweep has finished."""
-
-    def __init__(self, key: TunedKey, sweep_directory: str) -> None:
-        base, task, size = key
-        self.directory = f"tuned:{base}/{task}/n{size_name(size)}"
-        self.sweep_directory = sweep_directory
+def _delete_weights(directory: str) -> None:
+    """A finished fine-tuning's weights (`*.th`, `model.tar.gz`); its records stay."""
+    for path in glob.glob(os.path.join(directory, "*.th")):
+        os.remove(path)
+    os.remove(os.path.join(directory, "model.tar.gz"))
+    # The archive's copy of the base's files (docs/archives.md).
+    shutil.rmtree(os.path.join(directory, ARCHIVED_TRANSFORMERS), ignore_errors=True)
 
 
 def _visible_gpus() -> List[str]:

@@ -1,22 +1,20 @@
 """
 The experiment grid of `allennlp tft-experiment SPEC`: base checkpoints x injection variants x
 GLUE tasks x training sizes x seeds x fine-tuning recipes x fine-tuning strategies, read from a
-JSON or jsonnet file and expanded into runs that each own a directory.
+JSON or jsonnet file and expanded into runs (`runs.py`) that each own a directory.
 
 A recipe is a named set of GLUE config overrides. Besides the fixed ones (`recipes`, e.g. the
 paper's), a spec may ask for a small sweep (`sweep`): every candidate recipe is tried on the base
 model without injection, the best on dev becomes the `tuned` recipe of that base, task and
 training size, and every variant of the base is then fine-tuned with it unchanged.
 
-A strategy says how a GLUE task is fine-tuned (`STRATEGIES`): `cross` (a cross-encoder,
-`training_configs/glue/<task>.jsonnet`), a Siamese objective (Sentence-BERT,
-`common/siamese.libsonnet`), a multitask schedule (`common/multitask.libsonnet`) where one
-run trains all the spec's tasks and is reported once per task, or the cross-encoder wrapped
-(`WRAPPED`: bottleneck adapters, SMART). The sweep runs cross-encoders
-only; its tuned recipe is applied unchanged to every strategy.
+A strategy says how a GLUE task is fine-tuned: a registered `FineTuningStrategy`
+(`experiments/strategies/`), which says which tasks it applies to, the config it trains and its
+own overrides. The sweep runs cross-encoders only; its tuned recipe is applied unchanged to
+every strategy.
 
-The spec only describes: it never reads the disk. Which candidate the sweep chose is found from
-the finished runs (`outcomes.tuned_choices`) and handed to `glue_runs`.
+The spec only describes: it never reads the disk, nor changes. Which candidate the sweep chose is
+found from the finished runs (`outcomes.tuned_choices`) and handed to `glue_runs`.
 """
 
 import itertools
@@ -29,124 +27,22 @@ from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
 
 from tft_allennlp.common.glue_tasks import GLUE_TASKS, get_glue_task
-
-# The configs ship inside the package (the repository's top-level `training_configs` is a link
-# to them), so an installed wheel finds them too.
-CONFIGS_ROOT = os.path.join(
-    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "training_configs"
+from tft_allennlp.experiments.runs import (
+    GlueRun,
+    InjectionRun,
+    seed_overrides,
+    size_name,
 )
-
-# Injection variants: the paper's names (Tables 3-5) -> config in training_configs/injection/;
-# "none" fine-tunes the base checkpoint itself.
-VARIANTS: Dict[str, Optional[str]] = {
-    "none": None,
-    "tft": "tft",
-    "tft_simple": "tft_simple",
-    "+sentence": "sentence_only",
-    "+3way-PP": "three_way_pp",
-    "+binary-PP": "binary_pp",
-}
-
-
-# Fine-tuning strategies. "cross": the cross-encoder of training_configs/glue/<task>.jsonnet.
-CROSS = "cross"
-# Siamese (Sentence-BERT) objectives -> (the config in training_configs/siamese/ whose objective
-# they use, the tasks they apply to). Softmax works for every pair task (MSE on the score for
-# STS-B); cosine MSE is Sentence-BERT's STS-B objective; MNR and the cosine embedding loss need
-# a paraphrase task with a positive class. Single-sentence tasks (CoLA, SST-2) have no Siamese
-# strategy.
-SIAMESE: Dict[str, Tuple[str, Tuple[str, ...]]] = {
-    "siamese_softmax": (
-        "mrpc_softmax",
-        tuple(name for name, task in GLUE_TASKS.items() if task.is_pair),
-    ),
-    "siamese_cosine_mse": ("stsb_cosine", ("stsb",)),
-    "siamese_mnr": ("mrpc_mnr", ("mrpc", "qqp")),
-    "siamese_cosine_embedding": ("mrpc_cosine_embedding", ("mrpc", "qqp")),
-}
-# Multitask strategies -> the scheduler of common/multitask.libsonnet: one run per base,
-# variant, recipe, training size and seed trains all the spec's tasks at once.
-MULTITASK: Dict[str, str] = {
-    "multitask_shuffled": "tft_shuffled",
-    "multitask_sequential": "tft_sequential",
-    "multitask_roundrobin": "homogeneous_roundrobin",
-}
-# Strategies that wrap a task's cross-encoder config -> (the function in common/ that wraps
-# it, its arguments, overrides that win over the recipe's). The adapters keep Mohebbi &
-# Rajaee's lr 3e-4 whatever the recipe: the sweep tunes full fine-tuning, not them. `smart`
-# adds SMART's regularisers (lambda_s = mu = 1) to the cross-encoder, with the recipe's lr.
-WRAPPED: Dict[str, Tuple[str, Dict[str, Any], Dict[str, Any]]] = {
-    **{
-        f"adapters_{variant}": ("adapters", {"variant": variant}, {"trainer.optimizer.lr": 3e-4})
-        for variant in ("houlsby", "not_shared", "three_shared")
-    },
-    "smart": ("smart", {}, {}),
-}
-STRATEGIES: Tuple[str, ...] = (CROSS, *SIAMESE, *MULTITASK, *WRAPPED)
-
-
-def applies(strategy: str, task: str) -> bool:
-    """Whether `strategy` fine-tunes `task`; the grid skips the pairs where it does not."""
-    return strategy not in SIAMESE or task in SIAMESE[strategy][1]
-
-
-def siamese_config(strategy: str, task: str) -> str:
-    """
-    The jsonnet of a Siamese strategy on a task: `common/siamese.libsonnet` with the objective
-    of the strategy's config in `siamese/`, and the data paths, validation metric and reader and
-    loader extras (QQP's `lenient`, STS-B's unbucketed batches) of the task's GLUE config.
-    """
-    source, _ = SIAMESE[strategy]
-    return f"""// Generated by `allennlp tft-experiment`: strategy {strategy} on {task}.
-local siamese = import '{CONFIGS_ROOT}/common/siamese.libsonnet';
-local cross = import '{CONFIGS_ROOT}/glue/{task}.jsonnet';
-local objective = (import '{CONFIGS_ROOT}/siamese/{source}.jsonnet').model.objective;
-local extras(object, keys) = {{ [key]: object[key] for key in keys if std.objectHas(object, key) }};
-siamese(task='{task}', directory='{get_glue_task(task).directory}',
-        validation_metric=cross.trainer.validation_metric, objective=objective) + {{
-  train_data_path: cross.train_data_path,
-  validation_data_path: cross.validation_data_path,
-  dataset_reader+: extras(cross.dataset_reader, ['lenient']),
-  validation_dataset_reader+: extras(cross.validation_dataset_reader, ['lenient']),
-  data_loader+: extras(cross.data_loader, ['bucket_batches']),
-}}
-"""
-
-
-def multitask_config(strategy: str, tasks: List[str]) -> str:
-    """The jsonnet of a multitask strategy: `common/multitask.libsonnet` on `tasks`."""
-    return f"""// Generated by `allennlp tft-experiment`: strategy {strategy}.
-local multitask = import '{CONFIGS_ROOT}/common/multitask.libsonnet';
-multitask(tasks={json.dumps(list(tasks))}, scheduler={json.dumps(MULTITASK[strategy])})
-"""
-
-
-def wrapped_config(strategy: str, task: str) -> str:
-    """The jsonnet of a wrapping strategy on a task: its function of `common/` around the
-    task's GLUE config."""
-    function, arguments, _ = WRAPPED[strategy]
-    extra = "".join(f", {name}={json.dumps(value)}" for name, value in arguments.items())
-    return f"""// Generated by `allennlp tft-experiment`: strategy {strategy} on {task}.
-local wrap = import '{CONFIGS_ROOT}/common/{function}.libsonnet';
-wrap(import '{CONFIGS_ROOT}/glue/{task}.jsonnet'{extra})
-"""
-
-
-def wrapped_overrides(strategy: str) -> Dict[str, Any]:
-    """Overrides of a strategy that win over the recipe's (see `WRAPPED`)."""
-    return WRAPPED[strategy][2] if strategy in WRAPPED else {}
-
+from tft_allennlp.experiments.strategies import FineTuningStrategy
+from tft_allennlp.experiments.strategies.cross import CROSS
+from tft_allennlp.experiments.strategies.fine_tuning_strategy import CONFIGS_ROOT
+from tft_allennlp.experiments.variants import SEEDED, VARIANTS, Variant
 
 # The recipe label of the runs that use the sweep's choice.
 TUNED = "tuned"
 
 TunedKey = Tuple[str, str, Optional[int]]
 """(base, task, train_size): what a tuned recipe is chosen for."""
-
-
-def size_name(train_size: Optional[int]) -> str:
-    """ "all" for the whole training file, else the number of examples."""
-    return "all" if train_size is None else str(train_size)
 
 
 def sweep_point_name(point: Dict[str, Any]) -> str:
@@ -166,82 +62,9 @@ def selection_metric(task: str) -> str:
     return "combined_score" if len(metrics) > 1 else metrics[0]
 
 
-# A variant injected with another seed than the spec's first: `tft_iseed2` is `tft` injected
-# with seed 2 (the variant's name in directories, tables and comparisons).
-SEEDED = "_iseed"
-
-
-def split_variant(variant: str) -> Tuple[str, Optional[int]]:
-    """`"tft_iseed2"` -> `("tft", 2)`; `"tft"` -> `("tft", None)` (the spec's first seed)."""
-    name, separator, seed = variant.rpartition(SEEDED)
-    if separator and name and seed.isdigit():
-        return name, int(seed)
-    return variant, None
-
-
-@dataclass(frozen=True)
-class InjectionRun:
-    """
-    Injects one variant into one base checkpoint and exports the encoder: the injection config
-    `config_name` (in training_configs/injection/), the aligned corpus `corpus`, the seed
-    `seed` and the variant's own overrides (`overrides`, JSON).
-    """
-
-    base: str
-    variant: str
-    directory: str
-    seed: int = 1
-    config_name: str = "tft"
-    corpus: Optional[str] = None
-    overrides: str = "{}"
-
-    @property
-    def config(self) -> str:
-        return os.path.join(CONFIGS_ROOT, "injection", f"{self.config_name}.jsonnet")
-
-    @property
-    def encoder(self) -> str:
-        return os.path.join(self.directory, "encoder")
-
-
-@dataclass(frozen=True)
-class GlueRun:
-    """
-    Fine-tunes one encoder on one GLUE task, training size and seed with the overrides of
-    `candidate` and the strategy `strategy`; `recipe` is the label it is reported under
-    (`candidate` itself, or "tuned"). A multitask run trains all of `tasks` and is reported as
-    one `GlueRun` per task, all with the same directory; `task` is the one reported.
-    `config` is the config file; where `config_text` is given, the runner writes it there first
-    (Siamese and multitask strategies: the file is generated under `OUTPUT_DIR/configs/`).
-    """
-
-    base: str
-    variant: str
-    recipe: str
-    candidate: str
-    task: str
-    train_size: Optional[int]
-    seed: int
-    directory: str
-    strategy: str = CROSS
-    tasks: Tuple[str, ...] = ()
-    config: str = ""
-    config_text: Optional[str] = None
-
-    def __post_init__(self) -> None:
-        if not self.tasks:
-            object.__setattr__(self, "tasks", (self.task,))
-        if not self.config:
-            config = os.path.join(CONFIGS_ROOT, "glue", f"{self.task}.jsonnet")
-            object.__setattr__(self, "config", config)
-
-    @property
-    def is_multitask(self) -> bool:
-        return self.strategy in MULTITASK
-
-    @property
-    def size_name(self) -> str:
-        return size_name(self.train_size)
+def strategy_named(name: str) -> FineTuningStrategy:
+    """The registered fine-tuning strategy `name`."""
+    return FineTuningStrategy.by_name(name)()
 
 
 @dataclass
@@ -258,8 +81,8 @@ class ExperimentSpec:
     glue_dir : `str`
         The official GLUE layout, `$glue_dir/MRPC/train.tsv`, ...
     variants : `List[str]`, optional (default = `["none", "tft"]`)
-        Keys of `VARIANTS` or of `custom_variants`; every variant but "none" needs
-        `paraphrase_corpus` (or its own).
+        Keys of `VARIANTS` (`experiments/variants.py`) or of `custom_variants`; every variant but
+        "none" needs `paraphrase_corpus` (or its own).
     custom_variants : `Dict[str, Dict[str, Any]]`, optional
         Named injections besides the paper's: `{"tft_old_aligner": {"variant": "tft",
         "paraphrase_corpus": "old.jsonl", "injection_overrides": {...}}}` injects with the
@@ -310,21 +133,22 @@ class ExperimentSpec:
         False deletes a finished GLUE run's weights (`*.th`, `model.tar.gz`) and keeps its
         config, metrics and log: a large grid then fits on a small disk.
     strategies : `List[str]`, optional (default = `["cross"]`)
-        How each task is fine-tuned (`STRATEGIES`): `cross`, the cross-encoder of
-        `glue/<task>.jsonnet`; `siamese_softmax` (pair tasks), `siamese_cosine_mse` (STS-B),
-        `siamese_mnr` and `siamese_cosine_embedding` (MRPC, QQP), Sentence-BERT models over
-        `common/siamese.libsonnet` (a task a strategy does not apply to is skipped for it);
-        `multitask_shuffled`, `multitask_sequential`, `multitask_roundrobin`, one run over all
-        of `tasks` (`common/multitask.libsonnet` with the schedulers `tft_shuffled`,
+        How each task is fine-tuned: the names of registered `FineTuningStrategy`s, one file
+        each in `experiments/strategies/`. `cross`, the cross-encoder of `glue/<task>.jsonnet`;
+        `siamese_softmax` (pair tasks), `siamese_cosine_mse` (STS-B), `siamese_mnr` and
+        `siamese_cosine_embedding` (MRPC, QQP), Sentence-BERT models
+        (`common/siamese_of_glue.libsonnet`; a task a strategy does not apply to is skipped for
+        it); `multitask_shuffled`, `multitask_sequential`, `multitask_roundrobin`, one run over
+        all of `tasks` (`common/multitask.libsonnet` with the schedulers `tft_shuffled`,
         `tft_sequential`, `homogeneous_roundrobin`), reported per task; `adapters_houlsby`,
         `adapters_not_shared`, `adapters_three_shared`, the cross-encoder with Mohebbi &
         Rajaee's bottleneck adapters on a frozen encoder (`common/adapters.libsonnet`, at their
         lr 3e-4 whatever the recipe's); `smart`, the cross-encoder with SMART's adversarial
-        and proximal terms (`common/smart.libsonnet`). Every strategy runs for
-        every base, variant, seed and training size (a multitask run subsamples each task's
-        training file with the same size and seed) and with the same recipes: the tuned one is
-        the base cross-encoder's choice, applied unchanged. `glue_overrides`, recipes and sweep
-        points apply to every strategy; in a multitask run, keys under `dataset_reader.` and
+        and proximal terms (`common/smart.libsonnet`). Every strategy runs for every base,
+        variant, seed and training size (a multitask run subsamples each task's training file
+        with the same size and seed) and with the same recipes: the tuned one is the base
+        cross-encoder's choice, applied unchanged. `glue_overrides`, recipes and sweep points
+        apply to every strategy; in a multitask run, keys under `dataset_reader.` and
         `validation_dataset_reader.` apply to every task's reader, and `data_loader.batch_size`
         (`validation_data_loader.batch_size`) is the scheduler's batch size.
     strategy_overrides : `Dict[str, Dict[str, Any]]`, optional
@@ -373,10 +197,17 @@ class ExperimentSpec:
     def __post_init__(self) -> None:
         for task in self.tasks:
             get_glue_task(task)
-        unknown = [strategy for strategy in self.strategies if strategy not in STRATEGIES]
+        self._check_strategies()
+        self._check_variants()
+        self._check_grid()
+        self._check_recipes()
+
+    def _check_strategies(self) -> None:
+        known = FineTuningStrategy.list_available()
+        unknown = [strategy for strategy in self.strategies if strategy not in known]
         if unknown or not self.strategies:
             raise ConfigurationError(
-                f"Unknown strategies {unknown}; choose one or more of {list(STRATEGIES)}."
+                f"Unknown strategies {unknown}; choose one or more of {sorted(known)}."
             )
         stray = sorted(set(self.strategy_overrides) - set(self.strategies))
         if stray:
@@ -384,48 +215,38 @@ class ExperimentSpec:
                 f"strategy_overrides names strategies the grid does not run: {stray}."
             )
         label_sets = {GLUE_TASKS[task].labels for task in self.tasks} - {()}
-        if any(s in MULTITASK for s in self.strategies) and len(label_sets) > 1:
+        multitask = any(strategy_named(s).trains_all_tasks for s in self.strategies)
+        if multitask and len(label_sets) > 1:
             raise ConfigurationError(
                 "A multitask run shares one label namespace: its classification tasks need the "
                 f"same labels, not {sorted(label_sets)} (tasks {self.tasks})."
             )
+
+    def _check_variants(self) -> None:
         unknown_bases = sorted(set(self.base_variants) - set(self.base_models))
         if unknown_bases:
             raise ConfigurationError(f"base_variants names unknown bases {unknown_bases}.")
-        if self.reference_base is not None and (
-            self.reference_base not in self.base_models
-            or "none" not in self.base_variants.get(self.reference_base, self.variants)
+        reference = self.reference_base
+        if reference is not None and (
+            reference not in self.base_models
+            or "none" not in self.base_variants.get(reference, self.variants)
         ):
             raise ConfigurationError(
-                f"reference_base {self.reference_base!r} must be one of base_models "
+                f"reference_base {reference!r} must be one of base_models "
                 f"{sorted(self.base_models)} that runs the variant 'none'."
             )
         for name, custom in self.custom_variants.items():
-            extra = sorted(set(custom) - {"variant", "paraphrase_corpus", "injection_overrides"})
-            if (
-                name in VARIANTS
-                or SEEDED in name
-                or extra
-                or not VARIANTS.get(custom.get("variant"))
-            ):
-                raise ConfigurationError(
-                    f"custom_variants[{name!r}]: a new name (no {SEEDED!r}), an injected "
-                    f"'variant' of {[v for v in VARIANTS if VARIANTS[v]]}, and optionally "
-                    f"'paraphrase_corpus' and 'injection_overrides' (unknown keys: {extra})."
-                )
+            _check_custom_variant(name, custom)
         every = [v for variants in [self.variants, *self.base_variants.values()] for v in variants]
         known = [*VARIANTS, *self.custom_variants]
         unknown = [variant for variant in every if variant not in known]
         if unknown:
             raise ConfigurationError(f"Unknown variants {unknown}; choose from {known}.")
-        uncovered = [
-            v
-            for v in every
-            if self._config_name(v)
-            and not self.custom_variants.get(v, {}).get("paraphrase_corpus", self.paraphrase_corpus)
-        ]
+        uncovered = [v for v in every if self._config_name(v) and not self._corpus(v)]
         if uncovered:
             raise ConfigurationError(f"Injection variants {uncovered} need 'paraphrase_corpus'.")
+
+    def _check_grid(self) -> None:
         mine = os.path.abspath(self.output_dir)
         if any(os.path.abspath(grid) == mine for grid in self.reuse_from):
             raise ConfigurationError("reuse_from names this grid's own output_dir.")
@@ -435,6 +256,11 @@ class ExperimentSpec:
             raise ConfigurationError(
                 "base_models, seeds, recipes and train_sizes must not be empty."
             )
+        seeds = self.injection_seeds
+        if seeds is not None and (not seeds or len(set(seeds)) < len(seeds)):
+            raise ConfigurationError("injection_seeds must be distinct, and not empty.")
+
+    def _check_recipes(self) -> None:
         if not self.run_fixed_recipes and not self.sweep:
             raise ConfigurationError("run_fixed_recipes false needs a sweep (recipe 'tuned').")
         if any(not isinstance(values, list) or not values for values in self.sweep.values()):
@@ -442,30 +268,6 @@ class ExperimentSpec:
         clashes = set(self.recipes) & ({TUNED} | set(self.sweep_points()))
         if clashes:
             raise ConfigurationError(f"Recipe names {sorted(clashes)} are taken by the sweep.")
-        if self.sweep_seeds is None:
-            self.sweep_seeds = self.seeds[:1]
-        if self.injection_seeds is None:
-            self.injection_seeds = [self.injection_seed]
-        elif not self.injection_seeds or len(set(self.injection_seeds)) < len(self.injection_seeds):
-            raise ConfigurationError("injection_seeds must be distinct, and not empty.")
-
-    def _config_name(self, variant: str) -> Optional[str]:
-        """The injection config of a variant (also `tft_iseed2`, custom ones); None: "none"."""
-        name = split_variant(variant)[0] if variant not in VARIANTS else variant
-        if name in self.custom_variants:
-            return VARIANTS[self.custom_variants[name]["variant"]]
-        return VARIANTS.get(name)
-
-    def all_variants(self, base: str) -> List[str]:
-        """The variants of `base`, then each injected one with the other injection seeds."""
-        variants = self.base_variants.get(base, self.variants)
-        seeded = [
-            f"{variant}{SEEDED}{seed}"
-            for seed in (self.injection_seeds or [])[1:]
-            for variant in variants
-            if self._config_name(variant) is not None
-        ]
-        return list(variants) + seeded
 
     @classmethod
     def from_file(cls, path: str, output_dir: Optional[str] = None) -> "ExperimentSpec":
@@ -478,109 +280,107 @@ class ExperimentSpec:
         except TypeError as error:
             raise ConfigurationError(f"{path}: {error}") from None
 
-    def injection_runs(self) -> Iterator[InjectionRun]:
-        for base in self.base_models:
-            for variant in self.all_variants(base):
-                if self._config_name(variant) is not None:
-                    yield self._injection(base, variant)
+    def dumps(self) -> str:
+        """The spec as JSON, with the seeds that default to others' given."""
+        resolved = {"sweep_seeds": self._sweep_seeds(), "injection_seeds": self._injection_seeds()}
+        return json.dumps({**self.__dict__, **resolved}, indent=2)
 
-    def _injection(self, base: str, variant: str) -> InjectionRun:
-        name, seed = split_variant(variant) if variant not in VARIANTS else (variant, None)
-        custom = self.custom_variants.get(name, {})
+    def _sweep_seeds(self) -> List[int]:
+        return self.seeds[:1] if self.sweep_seeds is None else self.sweep_seeds
+
+    def _injection_seeds(self) -> List[int]:
+        return [self.injection_seed] if self.injection_seeds is None else self.injection_seeds
+
+    # Variants and their injections.
+
+    def _config_name(self, name: str) -> Optional[str]:
+        """The injection config of the variant `name` (also a custom one); None: "none"."""
+        if name in self.custom_variants:
+            return VARIANTS[self.custom_variants[name]["variant"]]
+        return VARIANTS.get(name)
+
+    def _corpus(self, name: str) -> Optional[str]:
+        """The aligned corpus the variant `name` is injected from."""
+        return self.custom_variants.get(name, {}).get("paraphrase_corpus", self.paraphrase_corpus)
+
+    def _variants(self, base: str) -> List[Variant]:
+        """The variants of `base`, then each injected one with the other injection seeds."""
+        names = self.base_variants.get(base, self.variants)
+        seeded = [
+            Variant(name, seed)
+            for seed in self._injection_seeds()[1:]
+            for name in names
+            if self._config_name(name) is not None
+        ]
+        return [Variant(name) for name in names] + seeded
+
+    def all_variants(self, base: str) -> List[str]:
+        """The labels of the variants of `base` (`tft`, `tft_iseed2`, ...), in grid order."""
+        return [variant.label for variant in self._variants(base)]
+
+    def _injection(self, base: str, variant: Variant) -> Optional[InjectionRun]:
+        """The injection of `variant` into `base`; None for "none", which is not injected."""
+        config_name = self._config_name(variant.name)
+        if config_name is None:
+            return None
+        custom = self.custom_variants.get(variant.name, {})
         overrides = {**self.injection_overrides, **custom.get("injection_overrides", {})}
+        seed = variant.injection_seed
         return InjectionRun(
             base,
-            variant,
-            os.path.join(self.output_dir, "injection", base, variant),
-            seed or (self.injection_seeds or [self.injection_seed])[0],
-            self._config_name(variant) or "",
-            custom.get("paraphrase_corpus", self.paraphrase_corpus),
+            variant.label,
+            os.path.join(self.output_dir, "injection", base, variant.label),
+            self._injection_seeds()[0] if seed is None else seed,
+            os.path.join(CONFIGS_ROOT, "injection", f"{config_name}.jsonnet"),
+            self._corpus(variant.name),
             json.dumps(overrides, sort_keys=True),
+            self.base_models[base],
         )
+
+    def injection_runs(self) -> Iterator[InjectionRun]:
+        for base in self.base_models:
+            for variant in self._variants(base):
+                injection = self._injection(base, variant)
+                if injection is not None:
+                    yield injection
+
+    def injection_of(self, run: GlueRun) -> Optional[InjectionRun]:
+        """The injection whose encoder `run` fine-tunes (None for the base model itself)."""
+        return run.injection
+
+    # Recipes and the sweep.
 
     def sweep_points(self) -> Dict[str, Dict[str, Any]]:
         """The sweep's combinations by name, e.g. `lr0.0001_epochs2`."""
         keys = list(self.sweep)
-        points = (
-            [dict(zip(keys, values)) for values in itertools.product(*self.sweep.values())]
-            if keys
-            else []
-        )
-        return {sweep_point_name(point): point for point in points}
+        points = [dict(zip(keys, values)) for values in itertools.product(*self.sweep.values())]
+        return {sweep_point_name(point): point for point in points} if keys else {}
 
     def candidates(self) -> Dict[str, Dict[str, Any]]:
         """Every recipe a run can use: the fixed ones, then the sweep's points."""
         return {**self.recipes, **self.sweep_points()}
-
-    def _run(
-        self,
-        base: str,
-        variant: str,
-        recipe: str,
-        candidate: str,
-        task: str,
-        size: Optional[int],
-        seed: int,
-        strategy: str = CROSS,
-    ) -> GlueRun:
-        """
-        Directories: `glue/<base>/<variant>/<candidate>/<task>/n<size>/seed<k>` for `cross`
-        (as before strategies existed); other strategies add a level after the candidate,
-        `.../<candidate>/<strategy>/<task>/...`, where a multitask run's task is its tasks
-        joined by "+" (`sst2+mrpc+stsb`).
-        """
-        tasks = tuple(self.tasks) if strategy in MULTITASK else (task,)
-        config, config_text = "", None
-        if strategy in SIAMESE:
-            config_text = siamese_config(strategy, task)
-        elif strategy in MULTITASK:
-            config_text = multitask_config(strategy, self.tasks)
-        elif strategy in WRAPPED:
-            config_text = wrapped_config(strategy, task)
-        name = "+".join(tasks)
-        if config_text is not None:
-            config = os.path.join(self.output_dir, "configs", f"{strategy}_{name}.jsonnet")
-        directory = os.path.join(
-            self.output_dir,
-            "glue",
-            base,
-            variant,
-            candidate,
-            *([] if strategy == CROSS else [strategy]),
-            name,
-            f"n{size_name(size)}",
-            f"seed{seed}",
-        )
-        return GlueRun(
-            base,
-            variant,
-            recipe,
-            candidate,
-            task,
-            size,
-            seed,
-            directory,
-            strategy,
-            tasks,
-            config,
-            config_text,
-        )
 
     def sweep_runs(self) -> Iterator[GlueRun]:
         """The base models without injection under every candidate recipe (none without a sweep)."""
         if not self.sweep:
             return
         grid = itertools.product(
-            self.sweep_seeds, self.tasks, self.train_sizes, self.base_models, self.candidates()
+            self._sweep_seeds(), self.tasks, self.train_sizes, self.base_models, self.candidates()
         )
         for seed, task, size, base, candidate in grid:
-            yield self._run(base, "none", candidate, candidate, task, size, seed)
+            yield self._run(base, Variant("none"), candidate, candidate, task, size, seed, CROSS)
 
     def tuned_keys(self) -> List[TunedKey]:
         """The (base, task, train_size) that each get a tuned recipe from the sweep."""
         if not self.sweep:
             return []
         return list(itertools.product(self.base_models, self.tasks, self.train_sizes))
+
+    def sweep_runs_of(self, key: TunedKey) -> List[GlueRun]:
+        """The sweep runs that choose the tuned recipe of (base, task, train_size)."""
+        return [run for run in self.sweep_runs() if (run.base, run.task, run.train_size) == key]
+
+    # The reported grid.
 
     def glue_runs(self, choices: Optional[Mapping[TunedKey, str]] = None) -> Iterator[GlueRun]:
         """
@@ -600,19 +400,102 @@ class ExperimentSpec:
             candidate = choices.get((base, task, size)) if recipe == TUNED else recipe
             if candidate is None:
                 continue
-            for variant, strategy in itertools.product(self.all_variants(base), self.strategies):
-                if applies(strategy, task):
-                    yield self._run(base, variant, recipe, candidate, task, size, seed, strategy)
+            for variant, name in itertools.product(self._variants(base), self.strategies):
+                if strategy_named(name).applies_to(task):
+                    yield self._run(base, variant, recipe, candidate, task, size, seed, name)
 
-    def injection_of(self, run: GlueRun) -> Optional[InjectionRun]:
-        """The injection whose encoder `run` fine-tunes (None for the base model itself)."""
-        if self._config_name(run.variant) is None:
-            return None
-        return self._injection(run.base, run.variant)
+    def _run(
+        self,
+        base: str,
+        variant: Variant,
+        recipe: str,
+        candidate: str,
+        task: str,
+        size: Optional[int],
+        seed: int,
+        strategy_name: str,
+    ) -> GlueRun:
+        """
+        Directories: `glue/<base>/<variant>/<candidate>/<task>/n<size>/seed<k>` for `cross`
+        (as before strategies existed); other strategies add a level after the candidate,
+        `.../<candidate>/<strategy>/<task>/...`, where a multitask run's task is its tasks
+        joined by "+" (`sst2+mrpc+stsb`). A generated config goes to
+        `configs/<strategy>_<task>.jsonnet`.
+        """
+        strategy = strategy_named(strategy_name)
+        tasks = tuple(self.tasks) if strategy.trains_all_tasks else (task,)
+        name = "+".join(tasks)
+        level = [strategy_name] if strategy.own_directory_level else []
+        size_level, seed_level = f"n{size_name(size)}", f"seed{seed}"
+        directory = os.path.join(
+            self.output_dir,
+            "glue",
+            base,
+            variant.label,
+            candidate,
+            *level,
+            name,
+            size_level,
+            seed_level,
+        )
+        config = os.path.join(CONFIGS_ROOT, "glue", f"{task}.jsonnet")
+        call, config_text = strategy.config(tasks), None
+        if call is not None:
+            config = os.path.join(self.output_dir, "configs", f"{strategy_name}_{name}.jsonnet")
+            subject = f"strategy {strategy_name}" + (
+                "" if strategy.trains_all_tasks else f" on {task}"
+            )
+            config_text = call.text(f"Generated by `allennlp tft-experiment`: {subject}.")
+        injection = self._injection(base, variant)
+        model = self.base_models[base] if injection is None else injection.encoder
+        overrides = self._overrides(strategy_name, candidate, size, seed, tasks)
+        return GlueRun(
+            base,
+            variant.label,
+            recipe,
+            candidate,
+            task,
+            size,
+            seed,
+            directory,
+            strategy_name,
+            tasks,
+            config,
+            config_text,
+            strategy.trains_all_tasks,
+            injection,
+            model,
+            self.glue_dir,
+            json.dumps(overrides),
+        )
 
-    def sweep_runs_of(self, key: TunedKey) -> List[GlueRun]:
-        """The sweep runs that choose the tuned recipe of (base, task, train_size)."""
-        return [run for run in self.sweep_runs() if (run.base, run.task, run.train_size) == key]
+    def _overrides(
+        self,
+        strategy_name: str,
+        candidate: str,
+        size: Optional[int],
+        seed: int,
+        tasks: Tuple[str, ...],
+    ) -> Dict[str, Any]:
+        """
+        A fine-tuning's overrides, each winning over those before it: its subsample, the
+        grid's `glue_overrides`, the recipe's, the strategy's own and the grid's for the
+        strategy (`strategy_overrides`); as overrides of the strategy's config, and the seeds.
+        """
+        strategy = strategy_named(strategy_name)
+        overrides: Dict[str, Any] = {"dataset_reader.seed": seed, "dataset_reader.train_size": size}
+        overrides.update(self.glue_overrides)
+        overrides.update(self.candidates()[candidate])
+        overrides.update(strategy.overrides())
+        overrides.update(self.strategy_overrides.get(strategy_name, {}))
+        return {**seed_overrides(seed), **strategy.run_overrides(overrides, tasks)}
 
-    def dumps(self) -> str:
-        return json.dumps(self.__dict__, indent=2)
+
+def _check_custom_variant(name: str, custom: Dict[str, Any]) -> None:
+    extra = sorted(set(custom) - {"variant", "paraphrase_corpus", "injection_overrides"})
+    if name in VARIANTS or SEEDED in name or extra or not VARIANTS.get(custom.get("variant")):
+        raise ConfigurationError(
+            f"custom_variants[{name!r}]: a new name (no {SEEDED!r}), an injected "
+            f"'variant' of {[v for v in VARIANTS if VARIANTS[v]]}, and optionally "
+            f"'paraphrase_corpus' and 'injection_overrides' (unknown keys: {extra})."
+        )

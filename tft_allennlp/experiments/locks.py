@@ -1,0 +1,81 @@
+"""
+How processes that share an experiment grid's output directory claim its runs (`RunLock`) and
+tell each other that a run failed for good (`DIRECTORY.failed`).
+"""
+
+import json
+import logging
+import os
+import socket
+from typing import Optional
+
+logger = logging.getLogger(__name__)
+
+
+class RunLock:
+    """An exclusive claim on a run: `DIRECTORY.lock`, created atomically, naming host and pid."""
+
+    def __init__(self, directory: str) -> None:
+        self.path = directory.rstrip("/") + ".lock"
+        self.owner = {"host": socket.gethostname(), "pid": os.getpid()}
+
+    def acquire(self) -> bool:
+        os.makedirs(os.path.dirname(self.path), exist_ok=True)
+        for _ in range(2):
+            try:
+                handle = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            except FileExistsError:
+                if not self._stale():
+                    return False
+                logger.warning("Taking over %s from a process that no longer runs.", self.path)
+                _remove(self.path)
+                continue
+            with os.fdopen(handle, "w") as out:
+                json.dump(self.owner, out)
+            return True
+        return False
+
+    def release(self) -> None:
+        _remove(self.path)
+
+    def _stale(self) -> bool:
+        """A lock of a dead process on this host (another host's locks are never stale here)."""
+        try:
+            with open(self.path) as handle:
+                owner = json.load(handle)
+        except (OSError, ValueError):
+            return False  # being written right now
+        if owner.get("host") != self.owner["host"]:
+            return False
+        try:
+            os.kill(int(owner["pid"]), 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            return False
+        return False
+
+
+def mark_failed(directory: str, reason: str, log: Optional[str]) -> None:
+    """Leaves `DIRECTORY.failed`, so that the processes waiting for the run stop waiting."""
+    os.makedirs(os.path.dirname(directory), exist_ok=True)
+    with open(directory + ".failed", "w") as marker:
+        json.dump({"reason": reason, "log": log}, marker)
+
+
+def unmark_failed(directory: str) -> None:
+    """Before a new attempt of a run that failed before."""
+    _remove(directory + ".failed")
+
+
+def failed_since(directory: str, since: float) -> bool:
+    """Whether a process marked the run `directory` failed at or after time `since`."""
+    marker = directory + ".failed"
+    return os.path.exists(marker) and os.path.getmtime(marker) >= since
+
+
+def _remove(path: str) -> None:
+    try:
+        os.remove(path)
+    except FileNotFoundError:
+        pass

@@ -1,0 +1,90 @@
+"""
+The runs of an experiment grid as data: what each trains (config, overrides, environment of its
+`allennlp train`) and where (its directory). The spec builds them; the runner trains them.
+"""
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Any, Dict, Optional, Tuple, Union
+
+Training = Tuple[str, Dict[str, Any], Dict[str, str]]
+"""What a run trains: its config file, its overrides, the environment of its `allennlp train`."""
+
+
+def seed_overrides(seed: int) -> Dict[str, int]:
+    return {"random_seed": seed, "numpy_seed": seed, "pytorch_seed": seed}
+
+
+def size_name(train_size: Optional[int]) -> str:
+    """ "all" for the whole training file, else the number of examples."""
+    return "all" if train_size is None else str(train_size)
+
+
+@dataclass(frozen=True)
+class InjectionRun:
+    """
+    Injects one variant (`variant`, its label) into one base checkpoint (`model`) and exports
+    the encoder: the injection config `config`, the aligned corpus `corpus`, the seed `seed` and
+    the variant's own overrides (`overrides`, JSON).
+    """
+
+    base: str
+    variant: str
+    directory: str
+    seed: int = 1
+    config: str = ""
+    corpus: Optional[str] = None
+    overrides: str = "{}"
+    model: str = ""
+
+    @property
+    def encoder(self) -> str:
+        return os.path.join(self.directory, "encoder")
+
+    def training(self) -> Training:
+        overrides = {**seed_overrides(self.seed), **json.loads(self.overrides)}
+        environment = {"TFT_MODEL": self.model, "TFT_PARAPHRASE_CORPUS": self.corpus or ""}
+        return self.config, overrides, environment
+
+
+@dataclass(frozen=True)
+class GlueRun:
+    """
+    Fine-tunes one checkpoint (`model`: the base's, or the encoder of `injection`) on one GLUE
+    task, training size and seed with the overrides of `candidate` and the strategy `strategy`;
+    `recipe` is the label it is reported under (`candidate` itself, or "tuned"). A multitask
+    run (`is_multitask`) trains all of `tasks` and is reported as one `GlueRun` per task, all
+    with the same directory; `task` is the one reported. `config` is the config file; where
+    `config_text` is given, the runner writes it there first (a strategy's generated config,
+    under `OUTPUT_DIR/configs/`). `overrides` (JSON) are all of the run's.
+    """
+
+    base: str
+    variant: str
+    recipe: str
+    candidate: str
+    task: str
+    train_size: Optional[int]
+    seed: int
+    directory: str
+    strategy: str
+    tasks: Tuple[str, ...]
+    config: str
+    config_text: Optional[str] = None
+    is_multitask: bool = False
+    injection: Optional[InjectionRun] = None
+    model: str = ""
+    glue_dir: str = ""
+    overrides: str = "{}"
+
+    @property
+    def size_name(self) -> str:
+        return size_name(self.train_size)
+
+    def training(self) -> Training:
+        environment = {"TFT_MODEL": self.model, "GLUE_DIR": self.glue_dir}
+        return self.config, json.loads(self.overrides), environment
+
+
+Run = Union[InjectionRun, GlueRun]
