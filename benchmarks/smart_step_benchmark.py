@@ -45,7 +45,7 @@ def build(model_name: str, train_file: str, batch_size: int, batches: int):
     from allennlp.models import Model
 
     import tft_allennlp  # noqa: F401
-    from tft_allennlp.models.smart_regularized import SmartRegularizedModel
+    from tft_allennlp.models.smart import SmartRegularizedModel
 
     params = Params.from_file(CONFIG)
     reader = DatasetReader.from_params(params.pop("dataset_reader"))

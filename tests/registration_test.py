@@ -18,6 +18,7 @@ from tft_allennlp.alignment.phrase_aligners import PhraseAligner
 from tft_allennlp.dataset_readers.negative_samplers import NegativeSampler
 from tft_allennlp.experiments.strategies import FineTuningStrategy
 from tft_allennlp.modules.adapters import TransformerAdapters
+from tft_allennlp.modules.output_regularizers import OutputRegularizer
 from tft_allennlp.modules.phrase_pair_features import PhrasePairFeatures
 from tft_allennlp.modules.siamese_losses import SiameseLoss
 
@@ -28,6 +29,8 @@ REGISTERED = [
     (Model, "tft_paraphrase_injector", "ParaphraseInjector"),
     (Model, "tft_siamese_pair_classifier", "SiamesePairClassifier"),
     (Model, "tft_smart", "SmartRegularizedModel"),
+    (OutputRegularizer, "tft_smoothness_inducing", "SmoothnessInducingRegularizer"),
+    (OutputRegularizer, "tft_bregman_proximal", "BregmanProximalRegularizer"),
     (Predictor, "tft_sentence_pair", "SentencePairPredictor"),
     (Predictor, "tft_phrase_pairs", "PhrasePairsPredictor"),
     (Metric, "tft_matthews_correlation", "MatthewsCorrelation"),

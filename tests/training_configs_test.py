@@ -8,7 +8,7 @@ from allennlp.models import Model
 
 from tests import CONFIGS_ROOT
 from tft_allennlp.common.glue_tasks import GLUE_TASKS
-from tft_allennlp.models.smart_regularized import SmartRegularizedModel
+from tft_allennlp.models.smart import SmartRegularizedModel
 
 GLUE_CONFIGS = sorted((CONFIGS_ROOT / "glue").glob("*.jsonnet"))
 

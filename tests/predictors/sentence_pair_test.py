@@ -15,7 +15,7 @@ from allennlp.predictors import Predictor
 from tests import CONFIGS_ROOT, PROJECT_ROOT
 from tests.predictors import unread
 from tft_allennlp.common.input_problems import MalformedInputError
-from tft_allennlp.models.smart_regularized import SmartRegularizedModel
+from tft_allennlp.models.smart import SmartRegularizedModel
 from tft_allennlp.predictors import SentencePairPredictor
 
 

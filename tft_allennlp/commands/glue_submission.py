@@ -14,14 +14,12 @@ import torch
 from allennlp.commands.subcommand import Subcommand
 from allennlp.common.checks import ConfigurationError
 from allennlp.common.util import lazy_groups_of
-from allennlp.models import Model
 from allennlp.models.archival import Archive
 
 from tft_allennlp.commands.arguments import positive_int
 from tft_allennlp.commands.export import load_model_archive
 from tft_allennlp.common.glue_tasks import GlueTask
 from tft_allennlp.dataset_readers.glue_rows import HUB_PREFIX
-from tft_allennlp.models.smart_regularized import unwrapped
 
 logger = logging.getLogger(__name__)
 
@@ -117,7 +115,7 @@ def write_submission(
     try:
         for archive_file in archives:
             archive = load_model_archive(archive_file, cuda_device=cuda_device)
-            task = _task_of(archive.model)
+            task = _task_of(archive)
             if task is None or task.name not in SUBMISSION_FILES:
                 raise ConfigurationError(
                     f"{archive_file}: not a GLUE task model (tft_glue_classifier or "
@@ -152,15 +150,16 @@ def write_submission(
     return written
 
 
-def _task_of(model: Model) -> Optional[GlueTask]:
-    """The GLUE task of a model of the plugin, also inside a SMART wrapper; None for others."""
-    return getattr(unwrapped(model), "task", None)
+def _task_of(archive: Archive) -> Optional[GlueTask]:
+    """The GLUE task of an archive: its `tft_glue` reader's; None for other readers."""
+    return getattr(archive.validation_dataset_reader, "task", None)
 
 
 def predict(archive: Archive, source: str, batch_size: int) -> List[Tuple[str, str]]:
     """(example index, prediction) for every row of `source`, in its order."""
     reader, model = archive.validation_dataset_reader, archive.model
-    task = _task_of(model)
+    task = _task_of(archive)
+    assert task is not None
     model.eval()
     predictions: List[Tuple[str, str]] = []
     with torch.no_grad():

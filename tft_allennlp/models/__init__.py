@@ -3,4 +3,4 @@ from tft_allennlp.models.glue_classifier import GlueClassifier
 from tft_allennlp.models.glue_multitask import GlueMultiTaskModel
 from tft_allennlp.models.paraphrase_injector import ParaphraseInjector
 from tft_allennlp.models.siamese_pair_classifier import SiamesePairClassifier
-from tft_allennlp.models.smart_regularized import SmartRegularizedModel
+from tft_allennlp.models.smart import SmartRegularizedModel

@@ -75,6 +75,10 @@ class GlueClassifier(Model):
         """The GLUE task this model is for."""
         return self._task
 
+    def output_kinds(self) -> Dict[str, str]:
+        """`logits` or, for regression, `score` (see `tft_allennlp.common.output_kinds`)."""
+        return self._task_output.output_kinds()
+
     def forward(  # type: ignore
         self,
         tokens: TextFieldTensors,

@@ -42,6 +42,17 @@ class GlueMultiTaskModel(MultiTaskModel):
             raise ConfigurationError(f"tft_glue_multitask needs tft_glue_head heads: {others}.")
         super().__init__(vocab, backbone, heads, **kwargs)
 
+    def output_kinds(self) -> Dict[str, str]:
+        """
+        Each head's prediction under the head's name, as `MultiTaskModel` returns it
+        (`mrpc_logits`, `stsb_score`; see `tft_allennlp.common.output_kinds`).
+        """
+        return {
+            f"{name}_{key}": kind
+            for name, head in self._heads.items()
+            for key, kind in head.output_kinds().items()  # type: ignore[operator]
+        }
+
     def get_metrics(self, reset: bool = False) -> Dict[str, float]:
         metrics: Dict[str, float] = {}
         scores = []

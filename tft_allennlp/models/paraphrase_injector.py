@@ -11,6 +11,7 @@ from allennlp.modules.span_extractors import SpanExtractor
 from allennlp.nn import InitializerApplicator, util
 from allennlp.training.metrics import CategoricalAccuracy, FBetaMeasure
 
+from tft_allennlp.common.output_kinds import CLASSIFICATION
 from tft_allennlp.modules.phrase_pair_features import PhrasePairFeatures
 from tft_allennlp.nn.initializers import classifier_initializer
 from tft_allennlp.nn.util import mean_loss
@@ -103,6 +104,14 @@ class ParaphraseInjector(Model):
         classifier_initializer("_sentence_classifier", "_phrase_classifier")(self)
         if initializer is not None:
             initializer(self)
+
+    def output_kinds(self) -> Dict[str, str]:
+        """
+        `sentence_logits` where there is a sentence head (see
+        `tft_allennlp.common.output_kinds`); the phrase logits, one row per phrase pair, are not
+        one prediction per example.
+        """
+        return {"sentence_logits": CLASSIFICATION} if self._sentence_classifier is not None else {}
 
     def forward(  # type: ignore
         self,

@@ -10,6 +10,7 @@ from allennlp.modules.seq2vec_encoders import BagOfEmbeddingsEncoder
 from allennlp.nn import InitializerApplicator, util
 
 from tft_allennlp.common.glue_tasks import GlueTask, get_glue_task
+from tft_allennlp.common.output_kinds import EMBEDDING
 from tft_allennlp.modules.siamese_losses import SiameseLoss, SoftmaxLoss
 
 
@@ -92,6 +93,13 @@ class SiamesePairClassifier(Model):
     def task(self) -> GlueTask:
         """The GLUE task this model is for."""
         return self._task
+
+    def output_kinds(self) -> Dict[str, str]:
+        """
+        The objective's predictions, and the sentence embeddings `embedding1` and `embedding2`
+        (see `tft_allennlp.common.output_kinds`).
+        """
+        return {**self._objective.output_kinds(), "embedding1": EMBEDDING, "embedding2": EMBEDDING}
 
     def forward(  # type: ignore
         self,

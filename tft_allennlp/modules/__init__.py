@@ -1,6 +1,7 @@
 from tft_allennlp.modules import (
     adapters,
     backbones,
+    output_regularizers,
     phrase_pair_features,
     siamese_losses,
     span_extractors,

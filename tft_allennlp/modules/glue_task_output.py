@@ -4,6 +4,7 @@ import torch
 from allennlp.data import Vocabulary
 
 from tft_allennlp.common.glue_tasks import GlueTask, get_glue_task
+from tft_allennlp.common.output_kinds import CLASSIFICATION, REGRESSION
 from tft_allennlp.nn.initializers import classifier_initializer
 from tft_allennlp.nn.util import mean_loss
 from tft_allennlp.training.metrics import GlueMetrics
@@ -47,6 +48,10 @@ class GlueTaskOutput(torch.nn.Module):
         self._output_layer = torch.nn.Linear(input_dim, num_outputs)
         classifier_initializer("_output_layer")(self)
         self._metrics = GlueMetrics(vocab, self.task, label_namespace)
+
+    def output_kinds(self) -> Dict[str, str]:
+        """Its prediction: `score` (regression) or `logits` (classification)."""
+        return {"score": REGRESSION} if self.task.is_regression else {"logits": CLASSIFICATION}
 
     def forward(
         self, vector: torch.Tensor, label: Optional[torch.Tensor] = None

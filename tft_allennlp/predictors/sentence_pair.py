@@ -7,8 +7,7 @@ from allennlp.models import Model
 from allennlp.predictors.predictor import Predictor
 
 from tft_allennlp.common.input_problems import shown
-from tft_allennlp.models.siamese_pair_classifier import SiamesePairClassifier
-from tft_allennlp.models.smart_regularized import unwrapped
+from tft_allennlp.common.output_kinds import EMBEDDING, output_kinds
 from tft_allennlp.predictors.predictor_input import InputRecord, LineCheckingPredictor
 
 EMBEDDINGS = ("embedding1", "embedding2")
@@ -59,8 +58,9 @@ class SentencePairPredictor(LineCheckingPredictor):
         return_embeddings: bool = False,
     ) -> None:
         super().__init__(model, dataset_reader, frozen)
-        # A wrapped model (`tft_smart`) is Siamese when the model it wraps is.
-        self._siamese = isinstance(unwrapped(model), SiamesePairClassifier)
+        # A Siamese model declares its sentence embeddings (so does a wrapper of one).
+        kinds = output_kinds(model) or {}
+        self._siamese = all(kinds.get(key) == EMBEDDING for key in EMBEDDINGS)
         if return_embeddings and not self._siamese:
             raise ConfigurationError(
                 "return_embeddings: only a Siamese model (tft_siamese_pair_classifier) gives "

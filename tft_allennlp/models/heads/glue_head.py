@@ -84,6 +84,10 @@ class GlueHead(Head):
         )
         self.task: GlueTask = self._task_output.task
 
+    def output_kinds(self) -> Dict[str, str]:
+        """`logits` or, for regression, `score` (see `tft_allennlp.common.output_kinds`)."""
+        return self._task_output.output_kinds()
+
     def forward(  # type: ignore
         self,
         encoded_text: torch.Tensor,

@@ -5,6 +5,7 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.data import Vocabulary
 
 from tft_allennlp.common.glue_tasks import GlueTask, get_glue_task
+from tft_allennlp.common.output_kinds import REGRESSION
 from tft_allennlp.modules.siamese_losses.siamese_loss import SiameseLoss
 from tft_allennlp.nn.util import mean_loss
 from tft_allennlp.training.metrics import GlueMetrics
@@ -115,6 +116,10 @@ class CosineLoss(SiameseLoss):
         if self.task.is_regression:
             return label.float() / self.task.score_range[1]
         return (label == self._positive).float()
+
+    def output_kinds(self) -> Dict[str, str]:
+        """STS-B's `score`; a classification task's `cosine` is no logits."""
+        return {"score": REGRESSION} if self.task.is_regression else {}
 
     def make_output_human_readable(
         self, output_dict: Dict[str, torch.Tensor]

@@ -46,6 +46,10 @@ class SiameseLoss(torch.nn.Module, Registrable):
         """
         raise NotImplementedError
 
+    def output_kinds(self) -> Dict[str, str]:
+        """Its predictions that are logits or scores (`tft_allennlp.common.output_kinds`)."""
+        raise NotImplementedError
+
     def make_output_human_readable(
         self, output_dict: Dict[str, torch.Tensor]
     ) -> Dict[str, torch.Tensor]:

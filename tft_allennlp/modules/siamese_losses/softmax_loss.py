@@ -65,6 +65,9 @@ class SoftmaxLoss(SiameseLoss):
         features = self._features(embedding1, embedding2)
         return self._task_output(features, label)
 
+    def output_kinds(self) -> Dict[str, str]:
+        return self._task_output.output_kinds()
+
     def make_output_human_readable(
         self, output_dict: Dict[str, torch.Tensor]
     ) -> Dict[str, torch.Tensor]:

@@ -10,8 +10,8 @@
 // `-o '{"model.model.dropout": 0.2, "model.adversarial_weight": 3}'`.
 //
 // outputs: which output keys are regularised, e.g. {sst2_logits: 'classification'} to switch
-// SMART on for SST-2 only in a multitask run (null: every logits / *_logits and score / *_score
-// output; see tft_allennlp/models/smart_regularized.py).
+// SMART on for SST-2 only in a multitask run (null: the predictions the model declares, its
+// `output_kinds()`; see tft_allennlp/models/smart.py).
 function(config, adversarial_weight=1.0, proximal_weight=1.0, outputs=null)
   config {
     model: {

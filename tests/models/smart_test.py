@@ -23,7 +23,9 @@ from allennlp.predictors import Predictor
 
 from tests import CONFIGS_ROOT, FIXTURES_ROOT
 from tft_allennlp.data_loaders.streaming_data_loader import empty_batch
-from tft_allennlp.models.smart_regularized import SmartRegularizedModel, embedding_layers
+from tft_allennlp.models.smart import SmartRegularizedModel
+from tft_allennlp.modules.output_regularizers import SmoothnessInducingRegularizer
+from tft_allennlp.modules.output_regularizers.embedding_noise import embedding_layers
 from tft_allennlp.predictors import SentencePairPredictor
 
 GLUE = FIXTURES_ROOT / "glue"
@@ -59,6 +61,12 @@ def build(config: str, dataset: str, **smart):
     return model, batch.as_tensor_dict()
 
 
+def adversarial(model: SmartRegularizedModel) -> SmoothnessInducingRegularizer:
+    """The wrapper's adversarial term, whose noise sampler the tests replace."""
+    (term,) = [r for r in model.regularizers if isinstance(r, SmoothnessInducingRegularizer)]
+    return term
+
+
 def fixed_noise(monkeypatch, model: SmartRegularizedModel, seed: int = 0) -> List[torch.Tensor]:
     """Replaces the noise sampler by a seeded one; returns the list of the noise it gives."""
     generator = torch.Generator().manual_seed(seed)
@@ -69,7 +77,7 @@ def fixed_noise(monkeypatch, model: SmartRegularizedModel, seed: int = 0) -> Lis
         given.append(noise)
         return noise
 
-    monkeypatch.setattr(model, "_sample_noise", sample)
+    monkeypatch.setattr(adversarial(model), "_sample_noise", sample)
     return given
 
 
@@ -158,6 +166,10 @@ class LinearOnEmbeddings(Model):
             self.linear.weight[:, : len(weight[0])] = torch.tensor(weight)
             self.linear.bias.zero_()
 
+    def output_kinds(self):
+        """Its prediction, `score` or `logits` by the number of its outputs."""
+        return {"score": "regression", "logits": "classification"}
+
     def forward(self, token_ids, label=None):  # type: ignore
         # Shape: (batch_size, num_wordpieces, 32)
         embedded = self.embedder.transformer_model.embeddings(input_ids=token_ids)
@@ -187,7 +199,7 @@ def test_the_symmetric_kl_term_by_hand(tiny_bert, monkeypatch):
     model = toy(tiny_bert, [[0.0], [1.0]], ascent_steps=0, proximal_weight=0.0)
     delta = torch.zeros(2, 3, 32)
     delta[..., 0] = math.log(3.0)
-    monkeypatch.setattr(model, "_sample_noise", lambda embedded: delta)
+    monkeypatch.setattr(adversarial(model), "_sample_noise", lambda embedded: delta)
     model.train()
     output = model(**TOY_INPUTS)
     assert output["logits"].abs().max() == 0.0
@@ -205,7 +217,9 @@ def test_one_ascent_step_by_hand(tiny_bert, monkeypatch):
     """
     c, eta = 0.01, 0.1
     model = toy(tiny_bert, [[1.0, 2.0]], step_size=eta, epsilon=0.0, proximal_weight=0.0)
-    monkeypatch.setattr(model, "_sample_noise", lambda embedded: torch.full((2, 3, 32), c))
+    monkeypatch.setattr(
+        adversarial(model), "_sample_noise", lambda embedded: torch.full((2, 3, 32), c)
+    )
     model.train()
     model(**{**TOY_INPUTS, "label": torch.tensor([0.0, 1.0])})
     expected = (3 * c + 2.5 * eta) ** 2
