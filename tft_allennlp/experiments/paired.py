@@ -153,10 +153,6 @@ def holm_adjusted(p_values: Sequence[float]) -> List[float]:
     return adjusted
 
 
-Comparison = Tuple[Tuple, str, str]
-"""(coordinates without the factor, treated level, metric)."""
-
-
 Reference = Union[str, Callable[[str], Optional[str]]]
 """A level every other level is compared with, or a function from a level to its reference."""
 

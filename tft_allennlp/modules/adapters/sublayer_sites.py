@@ -5,9 +5,8 @@ transformer layers, and inside each layer the output projections of the two subl
 """
 
 from dataclasses import dataclass
-from typing import Dict, List, Tuple
+from typing import Dict, Tuple
 
-import torch
 from allennlp.common.checks import ConfigurationError
 from transformers import PreTrainedModel
 
@@ -77,8 +76,3 @@ def sublayer_sites(transformer: PreTrainedModel) -> SublayerSites:
             f"({transformer.config._name_or_path}) are; supported: {sorted(SITES)}."
         )
     return SITES[model_type]
-
-
-def transformer_layers(transformer: PreTrainedModel) -> List[torch.nn.Module]:
-    """The model's transformer layers, in order."""
-    return list(transformer.get_submodule(sublayer_sites(transformer).layers))
