@@ -1,9 +1,8 @@
-from typing import Optional
+from typing import Any, Optional
 
 import torch
-from allennlp.data import Vocabulary
 
-from tft_allennlp.modules.siamese_losses.cosine_loss import CosineLoss
+from tft_allennlp.modules.siamese_losses.cosine_loss import CosineLoss, ScoredPairs
 from tft_allennlp.modules.siamese_losses.siamese_loss import SiameseLoss
 
 
@@ -20,37 +19,24 @@ class CosineEmbeddingLoss(CosineLoss):
 
     # Parameters
 
-    vocab : `Vocabulary`
-        Holds the two labels in `label_namespace`.
-    task : `str`
-        `mrpc` or `qqp`.
+    `CosineLoss`'s (`vocab`, `task`: `mrpc` or `qqp`, `label_namespace`), and:
+
     margin : `float`, optional (default = `0.5`)
         Negative pairs cost nothing once their cosine is at most `margin`.
     threshold : `float`, optional (default = `(1 + margin) / 2`)
         Cosine similarity from which a pair is predicted positive.
-    label_namespace : `str`, optional (default = `"labels"`)
     """
 
     def __init__(
-        self,
-        vocab: Vocabulary,
-        task: str,
-        margin: float = 0.5,
-        threshold: Optional[float] = None,
-        label_namespace: str = "labels",
+        self, margin: float = 0.5, threshold: Optional[float] = None, **kwargs: Any
     ) -> None:
         threshold = (1.0 + margin) / 2.0 if threshold is None else threshold
-        super().__init__(vocab, task, threshold, label_namespace)
+        super().__init__(threshold=threshold, **kwargs)
         self._margin = margin
 
-    def _losses(
-        self,
-        embedding1: torch.Tensor,
-        embedding2: torch.Tensor,
-        cosine: torch.Tensor,
-        label: torch.Tensor,
-    ) -> torch.Tensor:
+    def _losses(self, pairs: ScoredPairs) -> torch.Tensor:
         # Shape: (batch_size,)
-        positive = self._target(label).bool()
+        positive = self._target(pairs.label).bool()
+        cosine = pairs.cosine
         # Shape: (batch_size,)
         return torch.where(positive, 1.0 - cosine, (cosine - self._margin).clamp(min=0.0))

@@ -1,4 +1,5 @@
-from typing import Dict, Optional
+from dataclasses import dataclass
+from typing import Dict
 
 import torch
 from allennlp.common.checks import ConfigurationError
@@ -6,16 +7,31 @@ from allennlp.data import Vocabulary
 
 from tft_allennlp.common.glue_tasks import GlueTask, get_glue_task
 from tft_allennlp.common.output_kinds import REGRESSION
-from tft_allennlp.modules.siamese_losses.siamese_loss import SiameseLoss
+from tft_allennlp.modules.siamese_losses.siamese_loss import SentencePairs, SiameseLoss
 from tft_allennlp.nn.util import mean_loss
 from tft_allennlp.training.metrics import GlueMetrics
+
+
+@dataclass(frozen=True)
+class ScoredPairs:
+    """A batch of pairs, as the loss of a cosine objective sees it."""
+
+    embedding1: torch.Tensor
+    """Shape `(batch_size, embedding_dim)`: the first sentence of each pair."""
+    embedding2: torch.Tensor
+    """Same shape: the second sentence of each pair."""
+    cosine: torch.Tensor
+    """Shape `(batch_size,)`: the cosine similarity of each pair's embeddings."""
+    label: torch.Tensor
+    """Shape `(batch_size,)`: class indices, or float scores for regression."""
 
 
 class CosineLoss(SiameseLoss):
     """
     The shared part of the objectives that score a pair by the cosine similarity of its two
     embeddings, with no classifier: the predictions, GLUE's metrics and the loss reduction.
-    A subclass only defines the loss of a batch (`_losses`).
+    A subclass only defines the loss of a batch (`_losses`), and takes the parameters below
+    besides its own.
 
     Predictions: `cosine`, shape `(batch_size,)`, for every task; for STS-B also `score`, the
     cosine scaled to GLUE's range (`5 * cosine`), on which Pearson and Spearman correlation are
@@ -65,12 +81,8 @@ class CosineLoss(SiameseLoss):
         self._label_namespace = label_namespace
         self._metrics = GlueMetrics(vocab, self.task, label_namespace)
 
-    def forward(
-        self,
-        embedding1: torch.Tensor,
-        embedding2: torch.Tensor,
-        label: Optional[torch.Tensor] = None,
-    ) -> Dict[str, torch.Tensor]:
+    def predict(self, pairs: SentencePairs) -> Dict[str, torch.Tensor]:
+        embedding1, embedding2, label = pairs.embedding1, pairs.embedding2, pairs.label
         # Shape: (batch_size,)
         cosine = torch.nn.functional.cosine_similarity(embedding1, embedding2, dim=-1)
         output = {"cosine": cosine}
@@ -78,7 +90,7 @@ class CosineLoss(SiameseLoss):
             # Shape: (batch_size,)
             output["score"] = self.task.score_range[1] * cosine
         if label is not None:
-            losses = self._losses(embedding1, embedding2, cosine, label)
+            losses = self._losses(ScoredPairs(embedding1, embedding2, cosine, label))
             loss = mean_loss(losses, cosine, self.training)
             if loss is not None:
                 output["loss"] = loss
@@ -94,16 +106,10 @@ class CosineLoss(SiameseLoss):
         """The predicted label index of each pair, shape `(batch_size,)`."""
         return torch.where(cosine >= self._threshold, self._positive, 1 - self._positive)
 
-    def _losses(
-        self,
-        embedding1: torch.Tensor,
-        embedding2: torch.Tensor,
-        cosine: torch.Tensor,
-        label: torch.Tensor,
-    ) -> torch.Tensor:
+    def _losses(self, pairs: ScoredPairs) -> torch.Tensor:
         """
         The loss of each unit the objective averages over (pair, anchor, ...), shape
-        `(num_units,)`; `cosine` is the cosine similarity of each pair, shape `(batch_size,)`.
+        `(num_units,)`.
         """
         raise NotImplementedError
 

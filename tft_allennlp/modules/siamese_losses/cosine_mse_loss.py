@@ -1,6 +1,6 @@
 import torch
 
-from tft_allennlp.modules.siamese_losses.cosine_loss import CosineLoss
+from tft_allennlp.modules.siamese_losses.cosine_loss import CosineLoss, ScoredPairs
 from tft_allennlp.modules.siamese_losses.siamese_loss import SiameseLoss
 
 
@@ -17,23 +17,11 @@ class CosineMseLoss(CosineLoss):
 
     # Parameters
 
-    vocab : `Vocabulary`
-        Holds the two labels in `label_namespace` (unused for regression).
-    task : `str`
-        `stsb`, `mrpc` or `qqp`.
-    threshold : `float`, optional (default = `0.5`)
-        Cosine similarity from which a pair is predicted positive (classification only).
-    label_namespace : `str`, optional (default = `"labels"`)
+    `CosineLoss`'s (`vocab`, `task`: `stsb`, `mrpc` or `qqp`, `threshold`, `label_namespace`).
     """
 
     supports_regression = True
 
-    def _losses(
-        self,
-        embedding1: torch.Tensor,
-        embedding2: torch.Tensor,
-        cosine: torch.Tensor,
-        label: torch.Tensor,
-    ) -> torch.Tensor:
+    def _losses(self, pairs: ScoredPairs) -> torch.Tensor:
         # Shape: (batch_size,)
-        return (cosine - self._target(label)) ** 2
+        return (pairs.cosine - self._target(pairs.label)) ** 2

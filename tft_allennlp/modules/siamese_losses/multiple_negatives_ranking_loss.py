@@ -1,7 +1,8 @@
-import torch
-from allennlp.data import Vocabulary
+from typing import Any
 
-from tft_allennlp.modules.siamese_losses.cosine_loss import CosineLoss
+import torch
+
+from tft_allennlp.modules.siamese_losses.cosine_loss import CosineLoss, ScoredPairs
 from tft_allennlp.modules.siamese_losses.siamese_loss import SiameseLoss
 
 
@@ -29,42 +30,24 @@ class MultipleNegativesRankingLoss(CosineLoss):
 
     # Parameters
 
-    vocab : `Vocabulary`
-        Holds the two labels in `label_namespace`.
-    task : `str`
-        `mrpc` or `qqp`.
+    `CosineLoss`'s (`vocab`, `task`: `mrpc` or `qqp`, `threshold`, `label_namespace`), and:
+
     scale : `float`, optional (default = `20.0`)
         `s`, the inverse temperature of the softmax over the cosines.
-    threshold : `float`, optional (default = `0.5`)
-        Cosine similarity from which a pair is predicted positive.
-    label_namespace : `str`, optional (default = `"labels"`)
     """
 
-    def __init__(
-        self,
-        vocab: Vocabulary,
-        task: str,
-        scale: float = 20.0,
-        threshold: float = 0.5,
-        label_namespace: str = "labels",
-    ) -> None:
-        super().__init__(vocab, task, threshold, label_namespace)
+    def __init__(self, scale: float = 20.0, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
         self._scale = scale
 
-    def _losses(
-        self,
-        embedding1: torch.Tensor,
-        embedding2: torch.Tensor,
-        cosine: torch.Tensor,
-        label: torch.Tensor,
-    ) -> torch.Tensor:
+    def _losses(self, pairs: ScoredPairs) -> torch.Tensor:
         # Shape: (batch_size, embedding_dim)
-        anchors = torch.nn.functional.normalize(embedding1, dim=-1)
-        candidates = torch.nn.functional.normalize(embedding2, dim=-1)
+        anchors = torch.nn.functional.normalize(pairs.embedding1, dim=-1)
+        candidates = torch.nn.functional.normalize(pairs.embedding2, dim=-1)
         # Shape: (batch_size, batch_size): cos(a_i, b_j), the pair's own at j = i.
         logits = self._scale * anchors @ candidates.t()
         # Shape: (batch_size,)
-        positive = self._target(label).bool()
-        own = torch.arange(len(label), device=logits.device)
+        positive = self._target(pairs.label).bool()
+        own = torch.arange(len(pairs.label), device=logits.device)
         # Shape: (num_positive_pairs,)
         return torch.nn.functional.cross_entropy(logits[positive], own[positive], reduction="none")

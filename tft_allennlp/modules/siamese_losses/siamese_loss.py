@@ -1,7 +1,20 @@
+from dataclasses import dataclass
 from typing import Dict, Optional
 
 import torch
 from allennlp.common import Registrable
+
+
+@dataclass(frozen=True)
+class SentencePairs:
+    """A batch of sentence pairs, as an objective sees it."""
+
+    embedding1: torch.Tensor
+    """Shape `(batch_size, embedding_dim)`: the first sentence of each pair."""
+    embedding2: torch.Tensor
+    """Same shape: the second sentence of each pair."""
+    label: Optional[torch.Tensor] = None
+    """Shape `(batch_size,)`: class indices, or float scores for regression; None unlabelled."""
 
 
 class SiameseLoss(torch.nn.Module, Registrable):
@@ -13,7 +26,9 @@ class SiameseLoss(torch.nn.Module, Registrable):
         @SiameseLoss.register("my_loss")
         class MyLoss(SiameseLoss):
             def __init__(self, vocab, task, embedding_dim, label_namespace="labels"): ...
-            def forward(self, embedding1, embedding2, label=None): ...
+            def predict(self, pairs): ...
+            def output_kinds(self): ...
+            def make_output_human_readable(self, output_dict): ...
             def get_metrics(self, reset=False): ...
 
     The model builds its objective lazily and passes it `vocab`, `task` (the GLUE task name),
@@ -41,8 +56,14 @@ class SiameseLoss(torch.nn.Module, Registrable):
 
         # Returns
 
+        `predict`'s output for the batch.
+        """
+        return self.predict(SentencePairs(embedding1, embedding2, label))
+
+    def predict(self, pairs: SentencePairs) -> Dict[str, torch.Tensor]:
+        """
         Batch-first predictions (`probs`, `score`, `cosine`, ... as the objective defines
-        them), and `loss` when labels are given (none for an empty batch in evaluation).
+        them), and `loss` when the pairs are labelled (none for an empty batch in evaluation).
         """
         raise NotImplementedError
 

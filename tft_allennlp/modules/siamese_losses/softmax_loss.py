@@ -8,7 +8,7 @@ from tft_allennlp.modules.phrase_pair_features import PhrasePairFeatures
 from tft_allennlp.modules.phrase_pair_features.concat_difference_features import (
     ConcatDifferenceFeatures,
 )
-from tft_allennlp.modules.siamese_losses.siamese_loss import SiameseLoss
+from tft_allennlp.modules.siamese_losses.siamese_loss import SentencePairs, SiameseLoss
 
 
 @SiameseLoss.register("tft_softmax")
@@ -51,19 +51,14 @@ class SoftmaxLoss(SiameseLoss):
             vocab, task, self._features.get_output_dim(embedding_dim), dropout, label_namespace
         )
 
-    def forward(
-        self,
-        embedding1: torch.Tensor,
-        embedding2: torch.Tensor,
-        label: Optional[torch.Tensor] = None,
-    ) -> Dict[str, torch.Tensor]:
+    def predict(self, pairs: SentencePairs) -> Dict[str, torch.Tensor]:
         """
         `logits` and `probs` of shape `(batch_size, num_labels)`, or `score` of shape
         `(batch_size,)` for STS-B, and `loss` when labels are given (see `GlueTaskOutput`).
         """
         # Shape: (batch_size, features_dim)
-        features = self._features(embedding1, embedding2)
-        return self._task_output(features, label)
+        features = self._features(pairs.embedding1, pairs.embedding2)
+        return self._task_output(features, pairs.label)
 
     def output_kinds(self) -> Dict[str, str]:
         return self._task_output.output_kinds()

@@ -5,9 +5,11 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.nn.util import dist_reduce_sum
 from allennlp.training.metrics.metric import Metric
 
+from tft_allennlp.training.metrics.correlation_metric import CorrelationMetric
+
 
 @Metric.register("tft_matthews_correlation")
-class MatthewsCorrelation(Metric):
+class MatthewsCorrelation(CorrelationMetric):
     """
     Matthews correlation coefficient of argmax predictions, GLUE's metric for CoLA, in its
     multi-class form (Gorodkin, 2004), which equals the usual binary formula for two classes.
@@ -24,23 +26,9 @@ class MatthewsCorrelation(Metric):
         # Shape: (num_classes, num_classes), rows are gold labels, columns predictions.
         self._confusion: Optional[torch.Tensor] = None
 
-    def __call__(
-        self,
-        predictions: torch.Tensor,
-        gold_labels: torch.Tensor,
-        mask: Optional[torch.BoolTensor] = None,
+    def _add(
+        self, predictions: torch.Tensor, gold_labels: torch.Tensor, mask: Optional[torch.Tensor]
     ) -> None:
-        """
-        # Parameters
-
-        predictions : `torch.Tensor`
-            Class scores of shape `(batch_size, ..., num_classes)`.
-        gold_labels : `torch.Tensor`
-            Class indices of shape `(batch_size, ...)`.
-        mask : `torch.BoolTensor`, optional
-            Same shape as `gold_labels`; masked positions are ignored.
-        """
-        predictions, gold_labels, mask = self.detach_tensors(predictions, gold_labels, mask)
         num_classes = predictions.size(-1)
         if gold_labels.dim() != predictions.dim() - 1:
             raise ConfigurationError(

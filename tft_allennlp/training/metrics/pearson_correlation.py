@@ -4,9 +4,11 @@ import torch
 from allennlp.nn.util import dist_reduce_sum
 from allennlp.training.metrics.metric import Metric
 
+from tft_allennlp.training.metrics.correlation_metric import CorrelationMetric, unmasked_values
+
 
 @Metric.register("tft_pearson_correlation")
-class PearsonCorrelation(Metric):
+class PearsonCorrelation(CorrelationMetric):
     """
     Pearson's correlation coefficient between predictions and gold scores, GLUE's metric for
     STS-B, computed over every example seen since the last reset.
@@ -24,23 +26,10 @@ class PearsonCorrelation(Metric):
         # Shape: (6,): n, sum x, sum y, sum x^2, sum y^2, sum xy.
         self._sums = torch.zeros(6, dtype=torch.float64)
 
-    def __call__(
-        self,
-        predictions: torch.Tensor,
-        gold_labels: torch.Tensor,
-        mask: Optional[torch.BoolTensor] = None,
+    def _add(
+        self, predictions: torch.Tensor, gold_labels: torch.Tensor, mask: Optional[torch.Tensor]
     ) -> None:
-        """
-        # Parameters
-
-        predictions : `torch.Tensor`
-            Predicted scores of any shape.
-        gold_labels : `torch.Tensor`
-            Gold scores of the same shape as `predictions`.
-        mask : `torch.BoolTensor`, optional
-            Same shape; masked positions are ignored.
-        """
-        x, y = unmasked_values(*self.detach_tensors(predictions, gold_labels, mask))
+        x, y = unmasked_values(predictions, gold_labels, mask)
         self._sums += torch.stack(
             [
                 torch.tensor(float(x.numel()), dtype=torch.float64),
@@ -66,21 +55,3 @@ class PearsonCorrelation(Metric):
 
     def reset(self) -> None:
         self._sums = torch.zeros(6, dtype=torch.float64)
-
-
-def unmasked_values(
-    predictions: torch.Tensor, gold_labels: torch.Tensor, mask: Optional[torch.Tensor]
-) -> "tuple[torch.Tensor, torch.Tensor]":
-    """The unmasked (prediction, gold) values as two float64 vectors on the CPU."""
-    if predictions.shape != gold_labels.shape:
-        raise ValueError(
-            f"predictions and gold_labels must have the same shape, got "
-            f"{tuple(predictions.shape)} and {tuple(gold_labels.shape)}"
-        )
-    # Shape: (num_examples,)
-    x = predictions.reshape(-1).double().cpu()
-    y = gold_labels.reshape(-1).double().cpu()
-    if mask is not None:
-        keep = mask.reshape(-1).bool().cpu()
-        x, y = x[keep], y[keep]
-    return x, y

@@ -6,11 +6,11 @@ from allennlp.common.util import is_distributed
 from allennlp.nn.util import distributed_device
 from allennlp.training.metrics.metric import Metric
 
-from tft_allennlp.training.metrics.pearson_correlation import unmasked_values
+from tft_allennlp.training.metrics.correlation_metric import CorrelationMetric, unmasked_values
 
 
 @Metric.register("tft_spearman_correlation")
-class SpearmanCorrelation(Metric):
+class SpearmanCorrelation(CorrelationMetric):
     """
     Spearman's rank correlation between predictions and gold scores, GLUE's second metric for
     STS-B: Pearson's correlation of the ranks, ties given their average rank (as
@@ -30,23 +30,10 @@ class SpearmanCorrelation(Metric):
         self._predictions: List[torch.Tensor] = []
         self._gold: List[torch.Tensor] = []
 
-    def __call__(
-        self,
-        predictions: torch.Tensor,
-        gold_labels: torch.Tensor,
-        mask: Optional[torch.BoolTensor] = None,
+    def _add(
+        self, predictions: torch.Tensor, gold_labels: torch.Tensor, mask: Optional[torch.Tensor]
     ) -> None:
-        """
-        # Parameters
-
-        predictions : `torch.Tensor`
-            Predicted scores of any shape.
-        gold_labels : `torch.Tensor`
-            Gold scores of the same shape as `predictions`.
-        mask : `torch.BoolTensor`, optional
-            Same shape; masked positions are ignored.
-        """
-        x, y = unmasked_values(*self.detach_tensors(predictions, gold_labels, mask))
+        x, y = unmasked_values(predictions, gold_labels, mask)
         self._predictions.append(x)
         self._gold.append(y)
 
