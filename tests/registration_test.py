@@ -1,4 +1,7 @@
+import re
+
 from allennlp.commands.subcommand import Subcommand
+from allennlp.common import Registrable
 from allennlp.data import DatasetReader, TokenIndexer, Tokenizer
 from allennlp.data.data_loaders import DataLoader
 from allennlp.data.data_loaders.multitask_scheduler import MultiTaskScheduler
@@ -90,12 +93,36 @@ def test_importing_the_package_registers_every_component():
         assert base.by_name(name).__qualname__.split(".")[0] == class_name
 
 
-def test_every_tft_registration_is_listed():
-    listed = {(base, name) for base, name, _ in REGISTERED}
-    for base in {base for base, _, _ in REGISTERED}:
-        for name in base.list_available():
-            if name.startswith("tft"):
-                assert (base, name) in listed, name
+def test_every_registration_of_the_plugin_is_listed():
+    """
+    Every name that a module of the plugin registers, under any base class (AllenNLP's or the
+    plugin's own, listed above or not) and whatever its prefix, is listed above.
+    """
+    registered = {
+        (base, name)
+        for base, registry in Registrable._registry.items()
+        for name, (subclass, _) in registry.items()
+        if subclass.__module__.startswith("tft_allennlp.")
+    }
+    assert registered == {(base, name) for base, name, _ in REGISTERED}
+
+
+def test_each_registered_name_is_its_file_stem():
+    """
+    The name without its `tft_` (`tft-`) prefix is the stem of its class's file, or the stem
+    without a role the base class names: `tft_smart` in `smart.py`, `tft_max_pooling` in
+    `max_pooling_span_extractor.py` (a `SpanExtractor`). Named constructors (`tft_exported`)
+    are methods of a class named otherwise.
+    """
+    for base, name, _ in REGISTERED:
+        subclass, constructor = Registrable._registry[base][name]
+        if constructor is not None:
+            continue
+        stem = subclass.__module__.rsplit(".", 1)[-1]
+        bare = re.sub("^tft[_-]", "", name).replace("-", "_")
+        role = re.sub("(?<!^)([A-Z])", r"_\1", base.__name__).lower().split("_")
+        suffixes = [""] + ["_" + "_".join(role[start:]) for start in range(len(role))]
+        assert stem in [bare + suffix for suffix in suffixes], (name, stem)
 
 
 def test_models_name_their_default_predictor():
