@@ -2,6 +2,7 @@
 
 import copy
 import json
+import re
 from typing import List, Tuple
 
 import pytest
@@ -23,6 +24,7 @@ TASKS = ["mrpc", "sst2", "stsb"]
 # Rows of the fixtures: train and dev files.
 TRAIN_SIZES = {"mrpc": 10, "sst2": 6, "stsb": 10}
 DEV_SIZES = {"mrpc": 5, "sst2": 4, "stsb": 6}
+RTE_LABELS = ["entailment", "not_entailment"]
 
 
 def _params(config=CONFIG) -> Params:
@@ -88,19 +90,49 @@ def test_every_config_builds_with_a_head_per_task(config, monkeypatch):
     assert len(_loader(params, "train", {})) == 3  # ceil(10/32) + ceil(6/32) + ceil(10/32)
 
 
-@pytest.mark.parametrize(
-    "arguments, message",
-    [
-        ("tasks=['sst2', 'rte']", "different label sets"),
-        ("tasks=['sst2'], scheduler='roundrobin'", "scheduler: one of"),
-    ],
-)
-def test_the_library_rejects_what_cannot_work(arguments, message, tmp_path):
+def _library_config(arguments: str, tmp_path) -> Params:
+    """`common/multitask.libsonnet` called with `arguments`."""
     library = CONFIGS_ROOT / "common/multitask.libsonnet"
     config = tmp_path / "config.jsonnet"
     config.write_text(f"(import '{library.resolve()}')({arguments})")
-    with pytest.raises(Exception, match=message):
-        Params.from_file(str(config))
+    return Params.from_file(str(config))
+
+
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        (
+            "tasks=['sst2', 'rte']",
+            "classification tasks with different label sets: "
+            + re.escape('["0,1", "entailment,not_entailment"]'),
+        ),
+        (
+            "tasks=['sst2'], scheduler='roundrobin'",
+            "scheduler: one of tft_shuffled, tft_sequential, homogeneous_roundrobin",
+        ),
+    ],
+)
+def test_the_library_rejects_what_cannot_work(arguments, message, tmp_path):
+    # The library's own assertion, as jsonnet reports it, not any error that mentions it.
+    with pytest.raises(
+        RuntimeError, match=r"^RUNTIME ERROR: " + message + r"\n.*multitask\.libsonnet"
+    ):
+        _library_config(arguments, tmp_path)
+
+
+@pytest.mark.parametrize(
+    "arguments, labels, scheduler",
+    [
+        # Binary tasks share their labels; STS-B has none.
+        ("tasks=['sst2', 'mrpc', 'stsb']", ["0", "1"], "tft_shuffled"),
+        ("tasks=['rte', 'qnli'], scheduler='tft_sequential'", RTE_LABELS, "tft_sequential"),
+        ("tasks=['stsb'], scheduler='homogeneous_roundrobin'", [], "homogeneous_roundrobin"),
+    ],
+)
+def test_the_library_accepts_what_works(arguments, labels, scheduler, tmp_path):
+    config = _library_config(arguments, tmp_path).as_dict(quiet=True)
+    assert config["vocabulary"]["tokens_to_add"]["labels"] == labels
+    assert config["data_loader"]["scheduler"]["type"] == scheduler
 
 
 def test_length_is_exact_while_streaming_and_with_instances_per_epoch():
