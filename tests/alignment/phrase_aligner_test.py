@@ -493,6 +493,7 @@ def test_the_embedding_pass_is_batched_with_the_same_vectors(tiny_bert):
     embedder = WordEmbedder(tiny_bert, batch_size=2)
     sentences = [["the", "cat", "sat"], ["a"], ["dogs", "run", "in", "the", "park", "today"]]
     batched = embedder.vectors_batch(sentences)
+    assert len(batched) == len(sentences)
     for words, vectors in zip(sentences, batched):
         assert vectors.shape == (len(words), 32)
         numpy.testing.assert_allclose(vectors, embedder.vectors(words), atol=1e-5)
