@@ -229,7 +229,10 @@ def evaluate_against_word_links(
         source, target = aligner.parse_words(gold.source), aligner.parse_words(gold.target)
         record = aligner.align(source, target)
         predictions.append([(tuple(s), tuple(t)) for s, t in record["alignments"]])
-        content.append(tuple([tag in CONTENT_POS for tag in side.pos] for side in (source, target)))
+        source_content, target_content = (
+            [tag in CONTENT_POS for tag in side.pos] for side in (source, target)
+        )
+        content.append((source_content, target_content))
     return evaluate_word_alignment(golds, predictions, content)
 
 
@@ -245,6 +248,7 @@ def evaluate(gold_path: str, aligner: Aligner) -> Dict[str, float]:
         if not raw.strip():
             continue
         record = parse_record(number, raw, problems)
+        assert record is not None  # not lenient: a bad line raises
         gold = set(record.alignments)
         source = aligner.parse_words(record.source)
         target = aligner.parse_words(record.target)

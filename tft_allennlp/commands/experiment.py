@@ -10,13 +10,14 @@ import logging
 import os
 import sys
 import tempfile
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from allennlp.commands.subcommand import Subcommand
 
 from tft_allennlp.commands.arguments import positive_float, positive_int
 from tft_allennlp.experiments import ExperimentRunner, ExperimentSpec, collect_results
 from tft_allennlp.experiments.paired import (
+    Reference,
     customised_variant,
     full_injection,
     other_injection_seed,
@@ -24,7 +25,7 @@ from tft_allennlp.experiments.paired import (
     write_paired_csv,
 )
 from tft_allennlp.experiments.report import markdown_table, plot, sweep_table, write_csv
-from tft_allennlp.experiments.runner import parse_shard
+from tft_allennlp.experiments.runner import Status, parse_shard
 from tft_allennlp.experiments.spec import selection_metric
 from tft_allennlp.experiments.strategies.cross import CROSS
 
@@ -108,7 +109,7 @@ def run_experiment(
     shard: Tuple[int, int] = (0, 1),
     wait: bool = True,
     poll_seconds: float = 30.0,
-) -> Dict[str, str]:
+) -> Dict[str, Status]:
     os.makedirs(spec.output_dir, exist_ok=True)
     _write_atomically(os.path.join(spec.output_dir, "spec.json"), spec.dumps().encode())
     return ExperimentRunner(spec, jobs, shard, wait, poll_seconds).run()
@@ -133,7 +134,7 @@ def write_outputs(spec: ExperimentSpec) -> List[str]:
     # variant against the variant it customises, and every base's variants against the
     # reference base without injection: each at equal other coordinates, paired by
     # fine-tuning seed. (factor, reference, title, reference base)
-    comparisons = [
+    comparisons: List[Tuple[str, Reference, Optional[str], Optional[str]]] = [
         ("variant", "none", None, None),
         ("strategy", CROSS, None, None),
         ("variant", other_injection_seed, "another injection seed - the first", None),
@@ -146,8 +147,8 @@ def write_outputs(spec: ExperimentSpec) -> List[str]:
         ),
     ]
     if spec.reference_base is not None:
-        title = f"each base's variants - {spec.reference_base} `none`"
-        comparisons.append(("variant", "none", title, spec.reference_base))
+        against = f"each base's variants - {spec.reference_base} `none`"
+        comparisons.append(("variant", "none", against, spec.reference_base))
     with tempfile.TemporaryDirectory(dir=spec.output_dir) as scratch:
         drafts = [os.path.join(scratch, os.path.basename(path)) for path in paths]
         write_csv(rows, drafts[0])

@@ -94,7 +94,7 @@ def _export_from_args(args: argparse.Namespace) -> None:
 def export_encoder(
     archive_file: str,
     output_dir: str,
-    weights_file: str = None,
+    weights_file: Optional[str] = None,
     sentence_transformers: bool = False,
 ) -> str:
     """
@@ -133,7 +133,7 @@ def export_encoder(
             write_sentence_transformers_files(
                 output_dir,
                 transformer.config.hidden_size,
-                archive.dataset_reader.encoder.max_length,
+                archive.dataset_reader.encoder.max_length,  # type: ignore[attr-defined]
                 base=getattr(embedder, "source", None),
             )
     logger.info("Wrote the encoder of %s to %s", archive_file, output_dir)
@@ -170,7 +170,8 @@ def export_sequence_classifier(
         model = sequence_classifier(classifiers[0], embedder.transformer_model)
         os.makedirs(output_dir, exist_ok=True)
         model.save_pretrained(output_dir, safe_serialization=True)
-        _save_tokenizer(tokenizer, output_dir, archive.dataset_reader.encoder.max_length)
+        max_length = archive.dataset_reader.encoder.max_length  # type: ignore[attr-defined]
+        _save_tokenizer(tokenizer, output_dir, max_length)
     logger.info("Wrote the classifier of %s to %s", archive_file, output_dir)
     return output_dir
 
@@ -326,7 +327,7 @@ def write_sentence_transformers_files(
     only to load the result.
     """
     modules = sentence_transformers_modules(base) if base and os.path.isdir(base) else None
-    if modules is not None:
+    if base is not None and modules is not None:
         _copy_sentence_transformers_modules(base, modules, directory)
         return
     modules = [

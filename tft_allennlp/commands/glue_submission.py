@@ -8,12 +8,13 @@ import logging
 import os
 import sys
 import zipfile
-from typing import Any, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Tuple, cast
 
 import torch
 from allennlp.commands.subcommand import Subcommand
 from allennlp.common.checks import ConfigurationError
 from allennlp.common.util import lazy_groups_of
+from allennlp.data.fields import MetadataField
 from allennlp.models.archival import Archive
 
 from tft_allennlp.commands.arguments import positive_int
@@ -165,7 +166,7 @@ def predict(archive: Archive, source: str, batch_size: int) -> List[Tuple[str, s
     with torch.no_grad():
         for batch in lazy_groups_of(reader.read(source), batch_size):
             for instance, output in zip(batch, model.forward_on_instances(batch)):
-                index = instance["metadata"]["index"]
+                index = cast(MetadataField, instance["metadata"])["index"]
                 predictions.append((index, _prediction(task, output)))
     return predictions
 

@@ -87,6 +87,10 @@ class StreamingDataLoader(MultiProcessDataLoader):
     collate_fn : `DataCollator`, optional (default = `DefaultDataCollator`)
     """
 
+    # Always set here (AllenNLP's loader allows None for both).
+    batch_size: int
+    max_instances_in_memory: int
+
     def __init__(
         self,
         reader: DatasetReader,
@@ -231,6 +235,7 @@ class StreamingDataLoader(MultiProcessDataLoader):
             if batch is None:
                 padding += 1
                 batch = template
+            assert batch is not None  # once any worker has a batch, every one has the template
             yield batch
         if padding:
             logger.info(

@@ -1,7 +1,7 @@
 import collections
 import logging
 import random
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, cast
 
 from allennlp.common.checks import ConfigurationError
 from allennlp.common.file_utils import cached_path
@@ -320,12 +320,14 @@ class AlignedParaphrasesReader(DatasetReader):
         labels: List[Field] = []
         kept: List[PhrasePair] = []
         for index, (source_span, target_span) in enumerate(phrase_pairs):
-            source_pieces = layout.source_span(tuple(source_span))
-            target_pieces = layout.target_span(tuple(target_span))
+            # Spans read from JSON are lists.
+            source_span, target_span = cast(PhrasePair, (tuple(source_span), tuple(target_span)))
+            source_pieces = layout.source_span(source_span)
+            target_pieces = layout.target_span(target_span)
             if source_pieces is None or target_pieces is None:
                 self._counts[_DROPPED] += 1
                 continue
-            kept.append((tuple(source_span), tuple(target_span)))
+            kept.append((source_span, target_span))
             source_spans.append(SpanField(*source_pieces, text_field))
             target_spans.append(SpanField(*target_pieces, text_field))
             if phrase_labels is not None:

@@ -17,7 +17,7 @@ RawLine = Tuple[int, bytes]
 
 
 class Block(NamedTuple):
-    index: int
+    index: int  # type: ignore[assignment]  # a field, not tuple.index
     """Position of the block in the part, from 0."""
     first: int
     """Position of the block's first line in the part, from 0."""

@@ -172,6 +172,7 @@ class GlueTsvReader(DatasetReader):
         Keeps `train_size` rows chosen uniformly with `seed`. A first streaming pass counts the
         valid rows, so memory stays proportional to the sample, not to the file.
         """
+        assert self._train_size is not None  # only a training reader with a train_size samples
         num_rows = self._count_rows(path)
         if self._train_size >= num_rows:
             logger.info("train_size %d >= %d rows: using all of them.", self._train_size, num_rows)

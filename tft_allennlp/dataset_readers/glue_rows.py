@@ -36,7 +36,7 @@ class GlueRow(NamedTuple):
     sentence1: str
     sentence2: Optional[str]
     label: Optional[Union[str, float]]
-    index: str
+    index: str  # type: ignore[assignment]  # a field, not tuple.index
 
 
 def is_dataset(file_path: str) -> bool:

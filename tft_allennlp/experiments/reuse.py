@@ -25,7 +25,7 @@ import json
 import logging
 import os
 import shutil
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, TypeVar
 
 from allennlp.common import Params
 
@@ -35,6 +35,8 @@ from tft_allennlp.experiments.runs import GlueRun, InjectionRun, Run
 from tft_allennlp.experiments.spec import ExperimentSpec
 
 logger = logging.getLogger(__name__)
+
+RunT = TypeVar("RunT", bound=Run)
 
 REUSED_FROM = "reused_from.json"
 # Trainer callbacks that write a record of the run and change nothing it trains.
@@ -56,7 +58,7 @@ def reuse_run(
     injection = run.injection if isinstance(run, GlueRun) else None
     if injection is not None:
         grids = grids_with_same_encoder(injection, spec.output_dir, grids)
-    if recorded is not None:
+    if isinstance(run, InjectionRun) and recorded is not None:
         grids = [
             grid
             for grid in grids
@@ -150,7 +152,7 @@ def injection_origin(directory: str, grid: str) -> str:
         grid = source
 
 
-def in_grid(run: Run, my_grid: str, grid: str) -> Run:
+def in_grid(run: RunT, my_grid: str, grid: str) -> RunT:
     """This grid's `run` (in `my_grid`) as the same run directory of `grid`."""
     relative = os.path.relpath(run.directory, my_grid)
     return dataclasses.replace(run, directory=os.path.join(grid, relative))

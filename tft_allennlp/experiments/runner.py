@@ -312,7 +312,7 @@ class ExperimentRunner:
             self._record(run, started, "reused")
             return True
         # Kept beside the directory that the attempt empties, until the attempt has checked it.
-        if recorded is not None:
+        if isinstance(run, InjectionRun) and recorded is not None:
             _write_fingerprint(kept_fingerprint(run), recorded)
         resume_failed = False
         for attempt in range(1 + self.spec.retries):

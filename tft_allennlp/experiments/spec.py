@@ -493,7 +493,7 @@ class ExperimentSpec:
 
 def _check_custom_variant(name: str, custom: Dict[str, Any]) -> None:
     extra = sorted(set(custom) - {"variant", "paraphrase_corpus", "injection_overrides"})
-    if name in VARIANTS or SEEDED in name or extra or not VARIANTS.get(custom.get("variant")):
+    if name in VARIANTS or SEEDED in name or extra or not VARIANTS.get(custom.get("variant", "")):
         raise ConfigurationError(
             f"custom_variants[{name!r}]: a new name (no {SEEDED!r}), an injected "
             f"'variant' of {[v for v in VARIANTS if VARIANTS[v]]}, and optionally "

@@ -1,4 +1,4 @@
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, cast
 
 import torch
 from allennlp.common import Lazy
@@ -150,7 +150,7 @@ class ParaphraseInjector(Model):
         # Shape: (batch_size, num_wordpieces)
         token_mask = util.get_text_field_mask(tokens)
         output: Dict[str, torch.Tensor] = {}
-        losses: Dict[str, torch.Tensor] = {}
+        losses: Dict[str, Optional[torch.Tensor]] = {}
 
         if self._sentence_classifier is not None:
             # Shape: (batch_size, num_labels)
@@ -194,7 +194,7 @@ class ParaphraseInjector(Model):
             self._loss_weights[name] * loss for name, loss in losses.items() if loss is not None
         ]
         if weighted:
-            output["loss"] = sum(weighted)
+            output["loss"] = cast(torch.Tensor, sum(weighted))
         if losses:
             self._metrics_updated = True
         return output

@@ -94,7 +94,7 @@ class SmartRegularizedModel(Model):
         then none of SMART's options above may be given.
     """
 
-    default_predictor = "tft_sentence_pair"
+    default_predictor: Optional[str] = "tft_sentence_pair"
 
     def __init__(
         self,

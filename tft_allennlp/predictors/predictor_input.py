@@ -5,7 +5,7 @@ One JSON input of a predictor, parsed and checked field by field, so that a bad 
 for it and before it can fail deep inside the tokenizer or the model.
 """
 
-from typing import Any, List, NoReturn, Union
+from typing import Any, List, NoReturn, Sequence, Union
 
 from allennlp.common.util import JsonDict
 from allennlp.data import DatasetReader
@@ -106,7 +106,7 @@ class InputRecord:
             )
         return pairs
 
-    def _list(self, key: str) -> List[Any]:
+    def _list(self, key: str) -> Sequence[Any]:
         value = self.record.get(key)
         if not isinstance(value, (list, tuple)):
             self.reject(f"{key!r} must be a list, not {shown(value)}")

@@ -76,7 +76,7 @@ class SyntacticPhraseAligner(PhraseAligner):
 
     def align_batch(self, pairs: Sequence[Tuple[ParsedSentence, ParsedSentence]]) -> List[Dict]:
         """All the batch's sentences go through the embedding model together."""
-        vectors: List[Optional[numpy.ndarray]] = [None] * (2 * len(pairs))
+        vectors: Sequence[Optional[numpy.ndarray]] = [None] * (2 * len(pairs))
         if self._embedder is not None:
             vectors = self._embedder.vectors_batch(
                 [sentence.words for pair in pairs for sentence in pair]

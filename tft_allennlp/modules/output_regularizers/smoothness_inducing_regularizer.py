@@ -164,8 +164,7 @@ def _gradients(
     divergence: Any, deltas: Sequence[torch.Tensor]
 ) -> List[Tuple[torch.Tensor, Optional[torch.Tensor]]]:
     """Each delta with the gradient of `divergence` by it (None where it has none)."""
+    gradients: Sequence[Optional[torch.Tensor]] = [None] * len(deltas)
     if isinstance(divergence, torch.Tensor) and divergence.requires_grad:
         gradients = torch.autograd.grad(divergence, deltas, allow_unused=True)
-    else:
-        gradients = (None,) * len(deltas)
     return list(zip(deltas, gradients))

@@ -17,4 +17,4 @@ class MaxPoolingSpanExtractor(PoolingSpanExtractor):
     """
 
     def _pool(self, span_vectors: torch.FloatTensor, mask: torch.BoolTensor) -> torch.FloatTensor:
-        return masked_max(span_vectors, mask, dim=-2)
+        return masked_max(span_vectors, mask, dim=-2)  # type: ignore[return-value]

@@ -16,4 +16,4 @@ class MeanPoolingSpanExtractor(PoolingSpanExtractor):
     """
 
     def _pool(self, span_vectors: torch.FloatTensor, mask: torch.BoolTensor) -> torch.FloatTensor:
-        return masked_mean(span_vectors, mask, dim=-2)
+        return masked_mean(span_vectors, mask, dim=-2)  # type: ignore[return-value]

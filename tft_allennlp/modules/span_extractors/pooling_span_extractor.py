@@ -1,3 +1,5 @@
+from typing import Optional
+
 import torch
 from allennlp.modules.span_extractors.span_extractor_with_span_width_embedding import (
     SpanExtractorWithSpanWidthEmbedding,
@@ -29,8 +31,8 @@ class PoolingSpanExtractor(SpanExtractorWithSpanWidthEmbedding):
     def __init__(
         self,
         input_dim: int,
-        num_width_embeddings: int = None,
-        span_width_embedding_dim: int = None,
+        num_width_embeddings: Optional[int] = None,
+        span_width_embedding_dim: Optional[int] = None,
         bucket_widths: bool = False,
     ) -> None:
         super().__init__(
@@ -49,8 +51,8 @@ class PoolingSpanExtractor(SpanExtractorWithSpanWidthEmbedding):
         self,
         sequence_tensor: torch.FloatTensor,
         span_indices: torch.LongTensor,
-        sequence_mask: torch.BoolTensor = None,
-        span_indices_mask: torch.BoolTensor = None,
+        sequence_mask: Optional[torch.BoolTensor] = None,
+        span_indices_mask: Optional[torch.BoolTensor] = None,
     ) -> torch.FloatTensor:
         if sequence_tensor.size(-1) != self._input_dim:
             raise ValueError(
@@ -61,12 +63,12 @@ class PoolingSpanExtractor(SpanExtractorWithSpanWidthEmbedding):
             # No spans at all (an empty padding batch): zeros, still connected to the sequence
             # so that DDP sees a gradient for every parameter behind it.
             # Shape: (batch_size, num_spans, input_dim)
-            return sequence_tensor.new_zeros(*span_indices.shape[:2], self._input_dim) + (
+            return sequence_tensor.new_zeros(*span_indices.shape[:2], self._input_dim) + (  # type: ignore[return-value]
                 sequence_tensor.sum() * 0.0
             )
         if span_indices_mask is not None:
             # Shape: (batch_size, num_spans, 2); padded spans become (0, 0).
-            span_indices = span_indices * span_indices_mask.unsqueeze(-1).long()
+            span_indices = span_indices * span_indices_mask.unsqueeze(-1).long()  # type: ignore[assignment]
         starts, ends = span_indices[..., 0], span_indices[..., 1]
         if (starts < 0).any() or (ends >= sequence_tensor.size(1)).any() or (starts > ends).any():
             raise IndexError(

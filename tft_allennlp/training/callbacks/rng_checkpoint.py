@@ -29,7 +29,7 @@ class RngCheckpoint(TrainerCallback):
     """
 
     def state_dict(self) -> Dict[str, Any]:
-        state = {"cpu": torch.get_rng_state()}
+        state: Dict[str, Any] = {"cpu": torch.get_rng_state()}
         if torch.cuda.is_available():
             state["cuda"] = torch.cuda.get_rng_state_all()
         return state

@@ -52,8 +52,8 @@ class AtomicCheckpointer(Checkpointer):
         damaged: List[str] = []
         for point in sorted(self._find_all_checkpoints(), reverse=True):
             paths = (self._model_state_path(*point), self._training_state_path(*point))
-            states = [_load_or_none(path, damaged) for path in paths]
-            if None in states:
+            model_state, trainer_state = [_load_or_none(path, damaged) for path in paths]
+            if model_state is None or trainer_state is None:
                 continue
             if damaged and self._is_primary:
                 logger.warning(
@@ -70,7 +70,7 @@ class AtomicCheckpointer(Checkpointer):
                         ):
                             if os.path.isfile(path):
                                 os.replace(path, path + ".damaged")
-            return TrainerCheckpoint(*states)
+            return TrainerCheckpoint(model_state, trainer_state)
         if damaged:
             raise ConfigurationError(
                 f"No checkpoint in {self._serialization_dir} can be loaded; damaged: "

@@ -29,7 +29,8 @@ class CorrelationMetric(Metric):
         mask : `torch.BoolTensor`, optional
             The shape of `gold_labels`; masked positions are ignored.
         """
-        self._add(*self.detach_tensors(predictions, gold_labels, mask))
+        predictions, gold_labels = self.detach_tensors(predictions, gold_labels)
+        self._add(predictions, gold_labels, None if mask is None else mask.detach())
 
     def _add(
         self, predictions: torch.Tensor, gold_labels: torch.Tensor, mask: Optional[torch.Tensor]

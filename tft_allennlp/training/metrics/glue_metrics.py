@@ -38,6 +38,7 @@ class GlueMetrics:
         if name == "accuracy":
             return CategoricalAccuracy()
         if name == "f1":
+            assert self._task.positive_label is not None  # the tasks scored by F1 have one
             positive = self._vocab.get_token_index(self._task.positive_label, self._label_namespace)
             return F1Measure(positive_label=positive)
         if name == "mcc":
@@ -50,7 +51,7 @@ class GlueMetrics:
 
     def __call__(self, predictions: torch.Tensor, gold: torch.Tensor) -> None:
         for metric in self._metrics.values():
-            metric(predictions, gold)
+            metric(predictions, gold, None)
         self._updated = True
 
     def get_metrics(self, reset: bool = False) -> Dict[str, float]:
