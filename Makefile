@@ -24,10 +24,12 @@ $(STAMP): requirements.lock.txt setup.py
 test: setup
 	$(OFFLINE) $(BIN)/python -m pytest $(PYTEST_ARGS)
 
-# Formatting and lint rules (pyproject.toml): `ruff format .` fixes the formatting.
+# Formatting, lint rules and types (pyproject.toml): `ruff format .` fixes the formatting; mypy
+# checks the package's types.
 lint: setup
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 demo: setup
 	PATH=$(abspath $(BIN)):$$PATH bash scripts/demo.sh
