@@ -15,6 +15,7 @@ from allennlp.training.callbacks import TrainerCallback
 from allennlp.training.checkpointer import Checkpointer
 from allennlp.training.learning_rate_schedulers import LearningRateScheduler
 from allennlp.training.metrics import Metric
+from allennlp.training.trainer import Trainer
 
 import tft_allennlp  # noqa: F401
 from tft_allennlp.alignment.phrase_aligners import PhraseAligner
@@ -67,6 +68,7 @@ REGISTERED = [
     (TrainerCallback, "tft_recover_finished_run", "RecoverFinishedRun"),
     (TrainerCallback, "tft_parameter_counts", "ParameterCounts"),
     (Checkpointer, "tft_atomic", "AtomicCheckpointer"),
+    (Trainer, "tft_mixed_precision", "MixedPrecisionTrainer"),
     (PhraseAligner, "tft_syntactic", "SyntacticPhraseAligner"),
     (FineTuningStrategy, "cross", "Cross"),
     (FineTuningStrategy, "siamese_softmax", "SiameseSoftmax"),

@@ -73,7 +73,8 @@ def test_distributed_configs_split_the_papers_batch_over_the_gpus(config, monkey
     monkeypatch.setenv("TFT_CUDA_DEVICES", "0,1,2,3")
     params = Params.from_file(str(config)).as_dict(quiet=True)
     assert params.pop("distributed") == {"cuda_devices": [0, 1, 2, 3]}
-    assert params["trainer"].pop("use_amp") is True
+    assert params["trainer"].pop("type") == "tft_mixed_precision"
+    assert params["trainer"].pop("precision") == "auto"
     assert params["data_loader"].pop("batch_size") == base["data_loader"].pop("batch_size") // 4
     # Nothing else changes: the recipe is the single-GPU config's.
     assert params == base

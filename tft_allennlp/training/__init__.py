@@ -4,4 +4,5 @@ from tft_allennlp.training import (
     learning_rate_schedulers,
     metrics,
     process_group,
+    trainers,
 )

@@ -86,7 +86,8 @@ function(tasks, scheduler='tft_shuffled', batch_size=32, cuda_devices=null)
     },
     trainer: glue[tasks[0]].trainer {
       validation_metric: '+glue_average',
-      [if cuda_devices != null then 'use_amp']: true,
+      // On GPUs: bfloat16 where the card has it, float16 with a gradient scaler elsewhere.
+      [if cuda_devices != null then 'type']: 'tft_mixed_precision',
     },
   } + (if cuda_devices == null then {} else {
          distributed: {

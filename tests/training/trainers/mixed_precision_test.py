@@ -1,0 +1,101 @@
+"""
+The `tft_mixed_precision` trainer on the CPU: which dtype each precision and card get, that the
+distributed configs use it, that a CPU run with mixed precision stops with one line before
+training, and that `"precision": "float32"` trains exactly as AllenNLP's `gradient_descent`.
+Autocast itself needs CUDA: benchmarks/gpu/ checks it on a GPU.
+"""
+
+import json
+
+import pytest
+import torch
+from allennlp.commands.train import train_model_from_file
+from allennlp.common import Params, cached_transformers
+from allennlp.common.checks import ConfigurationError
+
+from tests import CONFIGS_ROOT
+from tests.allennlp_cli import allennlp_train, write_config
+from tft_allennlp.training.trainers.mixed_precision import amp_dtype
+
+CUDA = torch.device("cuda", 0)
+
+
+@pytest.mark.parametrize(
+    "precision, capability, dtype",
+    [
+        ("auto", (9, 0), torch.bfloat16),  # H100, H200
+        ("auto", (8, 0), torch.bfloat16),  # A100
+        ("auto", (7, 0), torch.float16),  # V100: no bfloat16 tensor cores
+        ("auto", (7, 5), torch.float16),  # T4
+        ("bfloat16", (8, 6), torch.bfloat16),
+        ("float16", (9, 0), torch.float16),
+        ("float32", (9, 0), None),
+    ],
+)
+def test_each_precision_and_card_get_their_dtype(precision, capability, dtype):
+    assert amp_dtype(precision, CUDA, capability) == dtype
+
+
+def test_float32_needs_no_cuda_and_the_rest_is_refused_in_one_line():
+    assert amp_dtype("float32", torch.device("cpu")) is None
+    for precision in ("auto", "bfloat16", "float16"):
+        with pytest.raises(ConfigurationError, match="needs a CUDA device") as error:
+            amp_dtype(precision, torch.device("cpu"))
+        assert "\n" not in str(error.value)
+    with pytest.raises(ConfigurationError, match="no bfloat16 tensor cores"):
+        amp_dtype("bfloat16", CUDA, (7, 0))
+    with pytest.raises(ConfigurationError, match="'fp16' is not one of auto, bfloat16, float16"):
+        amp_dtype("fp16", CUDA, (9, 0))
+
+
+@pytest.mark.parametrize("config", ["tft", "mrpc"])
+def test_the_distributed_configs_train_in_automatic_mixed_precision(config):
+    trainer = Params.from_file(str(CONFIGS_ROOT / f"distributed/{config}.jsonnet"))["trainer"]
+    assert trainer["type"] == "tft_mixed_precision" and trainer["precision"] == "auto"
+    assert "use_amp" not in trainer
+
+
+def test_a_cpu_run_with_mixed_precision_stops_with_one_line_before_training(tmp_path):
+    config = write_config(
+        tmp_path / "config.json",
+        CONFIGS_ROOT / "glue/mrpc.jsonnet",
+        {"trainer.type": "tft_mixed_precision", "trainer.num_epochs": 1},
+    )
+    result = allennlp_train(config, tmp_path / "run")
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        "allennlp.common.checks.ConfigurationError: tft_mixed_precision: precision 'auto' needs "
+        "a CUDA device, and this worker trains on cpu; "
+        'set "trainer.precision": "float32" to train there without AMP.'
+    )
+    assert not list((tmp_path / "run").glob("*.th"))
+
+
+def test_float32_trains_exactly_as_gradient_descent(tmp_path):
+    weights = {}
+    for trainer in ("gradient_descent", "tft_mixed_precision"):
+        overrides = {"trainer.type": trainer, "trainer.num_epochs": 2}
+        if trainer == "tft_mixed_precision":
+            overrides["trainer.precision"] = "float32"
+        cached_transformers._clear_caches()
+        train_model_from_file(
+            str(CONFIGS_ROOT / "glue/mrpc.jsonnet"), str(tmp_path / trainer), json.dumps(overrides)
+        )
+        weights[trainer] = torch.load(tmp_path / trainer / "best.th", weights_only=True)
+    metrics = [
+        json.loads((tmp_path / trainer / "metrics.json").read_text())
+        for trainer in ("gradient_descent", "tft_mixed_precision")
+    ]
+    assert metrics[0]["training_loss"] == metrics[1]["training_loss"]
+    assert metrics[0]["validation_accuracy"] == metrics[1]["validation_accuracy"]
+    for name, tensor in weights["gradient_descent"].items():
+        assert torch.equal(weights["tft_mixed_precision"][name], tensor), name
+
+
+def test_amp_settings_of_gradient_descent_are_refused(tmp_path):
+    with pytest.raises(ConfigurationError, match="use_amp"):
+        train_model_from_file(
+            str(CONFIGS_ROOT / "glue/mrpc.jsonnet"),
+            str(tmp_path / "run"),
+            json.dumps({"trainer.type": "tft_mixed_precision", "trainer.use_amp": True}),
+        )

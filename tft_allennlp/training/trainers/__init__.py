@@ -1,0 +1,1 @@
+from tft_allennlp.training.trainers.mixed_precision import MixedPrecisionTrainer

@@ -1,0 +1,189 @@
+import contextlib
+import logging
+from typing import Any, ContextManager, Dict, List, Optional, Union
+
+import torch
+from allennlp.common import Lazy
+from allennlp.common.checks import ConfigurationError
+from allennlp.data import DataLoader, TensorDict
+from allennlp.models import Model
+from allennlp.nn.parallel import DdpAccelerator
+from allennlp.training.callbacks import TrainerCallback
+from allennlp.training.checkpointer import Checkpointer
+from allennlp.training.gradient_descent_trainer import GradientDescentTrainer
+from allennlp.training.learning_rate_schedulers import LearningRateScheduler
+from allennlp.training.momentum_schedulers import MomentumScheduler
+from allennlp.training.moving_average import MovingAverage
+from allennlp.training.optimizers import Optimizer
+from allennlp.training.trainer import Trainer
+
+logger = logging.getLogger(__name__)
+
+PRECISIONS = ("auto", "bfloat16", "float16", "float32")
+# bfloat16 tensor cores arrived with compute capability 8.0 (Ampere); older cards emulate it.
+_BFLOAT16_CAPABILITY = (8, 0)
+
+
+def amp_dtype(
+    precision: str, device: torch.device, capability: Optional[tuple] = None
+) -> Optional[torch.dtype]:
+    """
+    The dtype that autocast computes in for `precision` on `device`, or `None` for float32 (no
+    autocast). `"auto"` is bfloat16 on a CUDA device of compute capability 8.0 or newer (A100,
+    H100, ...) and float16 on older ones. `capability` defaults to the device's.
+
+    Raises a one-line `ConfigurationError` for an unknown precision, for mixed precision on a
+    device other than CUDA, and for bfloat16 on a card without bfloat16 tensor cores.
+    """
+    if precision not in PRECISIONS:
+        raise ConfigurationError(
+            f"tft_mixed_precision: precision {precision!r} is not one of {', '.join(PRECISIONS)}."
+        )
+    if precision == "float32":
+        return None
+    if device.type != "cuda":
+        raise ConfigurationError(
+            f"tft_mixed_precision: precision {precision!r} needs a CUDA device, and this worker "
+            f'trains on {device}; set "trainer.precision": "float32" to train there without AMP.'
+        )
+    if capability is None:
+        capability = torch.cuda.get_device_capability(device)
+    bfloat16 = tuple(capability) >= _BFLOAT16_CAPABILITY
+    if precision == "bfloat16" and not bfloat16:
+        raise ConfigurationError(
+            f"tft_mixed_precision: {device} (compute capability {capability[0]}.{capability[1]}) "
+            'has no bfloat16 tensor cores; use "precision": "float16" or "auto".'
+        )
+    if precision == "float16" or not bfloat16:
+        return torch.float16
+    return torch.bfloat16
+
+
+class _GradScalerState(TrainerCallback):
+    """Carries a gradient scaler's state (its loss scale) through checkpoints and `--recover`."""
+
+    def __init__(self, serialization_dir: str, scaler: torch.amp.GradScaler) -> None:
+        super().__init__(serialization_dir)
+        self._scaler = scaler
+
+    def state_dict(self) -> Dict[str, Any]:
+        return self._scaler.state_dict()
+
+    def load_state_dict(self, state_dict: Dict[str, Any]) -> None:
+        self._scaler.load_state_dict(state_dict)
+
+
+@Trainer.register("tft_mixed_precision", constructor="from_partial_objects")
+class MixedPrecisionTrainer(GradientDescentTrainer):
+    """
+    AllenNLP's `gradient_descent` trainer with automatic mixed precision in bfloat16 or float16,
+    chosen in the config. AllenNLP's own `use_amp` computes in float16 only; bfloat16 has float32's
+    exponent range, so it needs no loss scaling and is the natural precision on Ampere and Hopper.
+
+    Each forward pass (model and loss, training and validation) runs under `torch.autocast` with
+    the chosen dtype; backward passes and optimizer steps stay in float32 master weights. Float16
+    gets a gradient scaler (the distributed accelerator's, under DDP), whose state is saved with
+    every checkpoint so that `--recover` resumes with the same loss scale. Float32 trains exactly
+    as `gradient_descent` does.
+
+    Registered as a `Trainer` with name "tft_mixed_precision". It takes every parameter of
+    AllenNLP's `gradient_descent` trainer except `use_amp` and `grad_scaling`, which `precision`
+    replaces:
+
+    # Parameters
+
+    precision : `str`, optional (default = `"auto"`)
+        `"auto"`: bfloat16 where the CUDA device supports it (compute capability 8.0 or newer),
+        float16 with a gradient scaler elsewhere; `"bfloat16"`, `"float16"`: that dtype (bfloat16
+        on an older card is refused); `"float32"`: no mixed precision. Anything but `"float32"` on
+        a CPU worker is refused with a `ConfigurationError` before training starts.
+    """
+
+    def __init__(self, *args: Any, precision: str = "auto", **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._amp_dtype = amp_dtype(precision, self.cuda_device)
+        if self._amp_dtype == torch.float16:
+            self._scaler = (
+                torch.amp.GradScaler("cuda")
+                if self._ddp_wrapped_model is None
+                else self._ddp_wrapped_model.init_grad_scaler()
+            )
+            # Checkpointed and restored with the callbacks' states, after the configured ones.
+            self._callbacks.append(_GradScalerState(self._serialization_dir, self._scaler))
+        logger.info(
+            "Training in %s%s.",
+            self._amp_dtype or torch.float32,
+            " with a gradient scaler" if self._scaler is not None else "",
+        )
+
+    def _autocast(self) -> ContextManager:
+        if self._amp_dtype is None:
+            return contextlib.nullcontext()
+        return torch.autocast("cuda", dtype=self._amp_dtype)
+
+    def batch_outputs(self, batch: TensorDict, for_training: bool) -> Dict[str, torch.Tensor]:
+        with self._autocast():
+            return super().batch_outputs(batch, for_training)
+
+    @classmethod
+    def from_partial_objects(  # type: ignore[override]
+        cls,
+        model: Model,
+        serialization_dir: str,
+        data_loader: DataLoader,
+        validation_data_loader: Optional[DataLoader] = None,
+        local_rank: int = 0,
+        patience: Optional[int] = None,
+        validation_metric: Union[str, List[str]] = "-loss",
+        num_epochs: int = 20,
+        cuda_device: Optional[Union[int, torch.device]] = None,
+        grad_norm: Union[float, bool] = False,
+        grad_clipping: Optional[float] = None,
+        distributed: bool = False,
+        world_size: int = 1,
+        num_gradient_accumulation_steps: int = 1,
+        precision: str = "auto",
+        no_grad: Optional[List[str]] = None,
+        optimizer: Lazy[Optimizer] = Lazy(Optimizer.default),
+        learning_rate_scheduler: Optional[Lazy[LearningRateScheduler]] = None,
+        momentum_scheduler: Optional[Lazy[MomentumScheduler]] = None,
+        moving_average: Optional[Lazy[MovingAverage]] = None,
+        checkpointer: Optional[Lazy[Checkpointer]] = Lazy(Checkpointer),
+        callbacks: Optional[List[Lazy[TrainerCallback]]] = None,
+        enable_default_callbacks: bool = True,
+        run_confidence_checks: bool = True,
+        ddp_accelerator: Optional[DdpAccelerator] = None,
+    ) -> Trainer:
+        """
+        `gradient_descent`'s constructor with `precision` in place of `use_amp` and
+        `grad_scaling` (a config that sets either is refused as an unknown parameter).
+        """
+        return super().from_partial_objects(
+            model=model,
+            serialization_dir=serialization_dir,
+            data_loader=data_loader,
+            validation_data_loader=validation_data_loader,
+            local_rank=local_rank,
+            patience=patience,
+            validation_metric=validation_metric,
+            num_epochs=num_epochs,
+            cuda_device=cuda_device,
+            grad_norm=grad_norm,
+            grad_clipping=grad_clipping,
+            distributed=distributed,
+            world_size=world_size,
+            num_gradient_accumulation_steps=num_gradient_accumulation_steps,
+            use_amp=False,
+            no_grad=no_grad,
+            optimizer=optimizer,
+            learning_rate_scheduler=learning_rate_scheduler,
+            momentum_scheduler=momentum_scheduler,
+            moving_average=moving_average,
+            checkpointer=checkpointer,
+            callbacks=callbacks,
+            enable_default_callbacks=enable_default_callbacks,
+            run_confidence_checks=run_confidence_checks,
+            grad_scaling=False,
+            ddp_accelerator=ddp_accelerator,
+            precision=precision,
+        )
