@@ -67,15 +67,23 @@ DISTRIBUTED_CONFIGS = sorted((CONFIGS_ROOT / "distributed").glob("*.jsonnet"))
 
 
 @pytest.mark.parametrize("config", DISTRIBUTED_CONFIGS, ids=lambda path: path.stem)
-def test_distributed_configs_split_the_papers_batch_over_the_gpus(config, monkeypatch):
+@pytest.mark.parametrize("nodes", [1, 2])
+def test_distributed_configs_split_the_papers_batch_over_the_gpus(config, nodes, monkeypatch):
     family = "injection" if config.stem == "tft" else "glue"
     base = Params.from_file(str(CONFIGS_ROOT / family / config.name)).as_dict(quiet=True)
     monkeypatch.setenv("TFT_CUDA_DEVICES", "0,1,2,3")
+    expected = {"cuda_devices": [0, 1, 2, 3]}
+    if nodes > 1:
+        monkeypatch.setenv("TFT_NUM_NODES", str(nodes))
+        monkeypatch.setenv("TFT_PRIMARY_ADDRESS", "node-a.cluster")
+        monkeypatch.setenv("TFT_PRIMARY_PORT", "29611")
+        expected.update(num_nodes=2, primary_address="node-a.cluster", primary_port=29611)
     params = Params.from_file(str(config)).as_dict(quiet=True)
-    assert params.pop("distributed") == {"cuda_devices": [0, 1, 2, 3]}
+    assert params.pop("distributed") == expected
     assert params["trainer"].pop("type") == "tft_mixed_precision"
     assert params["trainer"].pop("precision") == "auto"
-    assert params["data_loader"].pop("batch_size") == base["data_loader"].pop("batch_size") // 4
+    batch_size = base["data_loader"].pop("batch_size")
+    assert params["data_loader"].pop("batch_size") == batch_size // (4 * nodes)
     # Nothing else changes: the recipe is the single-GPU config's.
     assert params == base
 

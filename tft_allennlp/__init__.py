@@ -30,6 +30,11 @@ CONFIG_DEFAULTS = {
     "TFT_EXPERIMENT_DIR": "results/experiment",
     # GPUs of training_configs/distributed/ (comma-separated ids).
     "TFT_CUDA_DEVICES": "0,1",
+    # Machines of training_configs/distributed/ (docs/distributed.md): how many, and where the
+    # first one (node rank 0) listens.
+    "TFT_NUM_NODES": "1",
+    "TFT_PRIMARY_ADDRESS": "127.0.0.1",
+    "TFT_PRIMARY_PORT": "29500",
 }
 
 
