@@ -1,7 +1,11 @@
 # The README's two commands are `make demo` and `make test`; both set up the environment first,
 # and both are safe to run again (setup re-installs only when the lock file or setup.py change).
+# PYTHON picks the interpreter (3.11 or 3.12), and with it the venv and the lock file:
+# `make test PYTHON=python3.12` uses .venv312 and requirements-py312.lock.txt.
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
-VENV := .venv
+PY_VERSION := $(shell $(PYTHON) -c 'import sys; print("%d%d" % sys.version_info[:2])')
+VENV := $(if $(filter 311,$(PY_VERSION)),.venv,.venv$(PY_VERSION))
+LOCK := $(if $(filter 311,$(PY_VERSION)),requirements.lock.txt,requirements-py$(PY_VERSION).lock.txt)
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # Tests never touch the network: every model they use is written locally.
@@ -11,9 +15,9 @@ OFFLINE := HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 
 setup: $(STAMP)
 
-$(STAMP): requirements.lock.txt setup.py
+$(STAMP): $(LOCK) setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -r requirements.lock.txt
+	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -r $(LOCK)
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	# allennlp-models (loaded by every allennlp command) tries to download nltk's punkt unless
 	# nltk finds it; we never use the module that needs it, so an empty marker stops the
@@ -34,7 +38,7 @@ lint: setup
 demo: setup
 	PATH=$(abspath $(BIN)):$$PATH bash scripts/demo.sh
 
-# Rebuild requirements.lock.txt from the pins in requirements.txt (needs the registries).
+# Rebuild this Python's lock from the pins in requirements.txt (needs the registries).
 lock:
 	bash scripts/lock.sh $(PYTHON)
 
