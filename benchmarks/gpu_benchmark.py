@@ -2,15 +2,18 @@
 Training speed on a CUDA GPU with mixed precision (issue: paper scale, "GPU path").
 
     python benchmarks/gpu_benchmark.py                    # all-MiniLM-L6-v2, batch 32, bf16/fp16
-    python benchmarks/gpu_benchmark.py --model bert-base-uncased --batch-size 64 --steps 50
+    python benchmarks/gpu_benchmark.py --model bert-base-uncased --batch-sizes 32 128 --steps 50
 
-For the injection model of `training_configs/injection/tft.jsonnet` (both heads, max pooling,
-elaborate features), the GLUE model of `training_configs/glue/mrpc.jsonnet`, and a bare
-`AutoModelForSequenceClassification` of the same checkpoint, it times forward + backward +
-Adam steps on identical batches of synthetic pairs (the injection reader's instances and
-their wordpieces), under `torch.autocast` with bfloat16 where the GPU supports it (float16 with
-a gradient scaler otherwise), after warm-up, with CUDA synchronisation around each step, and
-reports:
+`benchmarks/gpu/run.sh` runs it on a random-init BERT-base at batch 32 and 128, length 128.
+
+For each batch size, for the injection model of `training_configs/injection/tft.jsonnet`
+(both heads, max pooling, elaborate features), the GLUE model of
+`training_configs/glue/mrpc.jsonnet`, and a bare `AutoModelForSequenceClassification` of the
+same checkpoint, it times forward + backward + Adam steps on identical batches of synthetic
+pairs (the injection reader's instances and their wordpieces; with `--length`, each pair is
+several clauses long and cut by the reader to exactly that many wordpieces), under
+`torch.autocast` with bfloat16 where the GPU supports it (float16 with a gradient scaler
+otherwise), after warm-up, with CUDA synchronisation around each step, and reports:
 
 - tokens/s: real (unpadded) wordpieces per second;
 - model FLOPs utilisation: 6 x parameters x tokens plus the attention's 12 x layers x hidden x
@@ -30,11 +33,12 @@ import statistics
 import sys
 import tempfile
 import time
+from typing import List, Optional
 
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from reader_benchmark import default_model, write_input  # noqa: E402
+from reader_benchmark import aligned_pairs, default_model, write_input  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 # Peak dense tensor-core rates in TFLOP/s (bf16 = fp16), by a substring of the device name.
@@ -48,11 +52,37 @@ PEAK_TFLOPS = {
 }
 
 
-def build(model_name: str, corpus: str, instances: int):
+def write_long_input(path: str, count: int, clauses: int) -> None:
+    """`count` aligned pairs, each `clauses` of `reader_benchmark`'s pairs joined end to end."""
+    records = aligned_pairs(count * clauses)
+    with open(path, "w", encoding="utf-8") as handle:
+        for _ in range(count):
+            joined = {key: [] for key in ("source", "target", "source_phrases", "target_phrases")}
+            joined["alignments"] = []
+            for _ in range(clauses):
+                record = next(records)
+                offsets = {side: len(joined[side]) for side in ("source", "target")}
+                for side in ("source", "target"):
+                    joined[side].extend(record[side])
+                    joined[f"{side}_phrases"].extend(
+                        [start + offsets[side], end + offsets[side]]
+                        for start, end in record[f"{side}_phrases"]
+                    )
+                joined["alignments"].extend(
+                    [
+                        [s + offsets["source"], e + offsets["source"]],
+                        [t + offsets["target"], u + offsets["target"]],
+                    ]
+                    for (s, e), (t, u) in record["alignments"]
+                )
+            handle.write(json.dumps(joined) + "\n")
+
+
+def build(model_name: str, corpus: str, batch_sizes: List[int], length: Optional[int]):
     """
-    The injection and GLUE models of the configs, and one batch of the injection reader's
-    instances of `corpus` (indexed with the injection model's vocabulary; its sentence labels,
-    0 and 1, serve the two-class GLUE and bare models too).
+    The injection and GLUE models of the configs, and for each batch size one batch of the
+    injection reader's instances of `corpus` (indexed with the injection model's vocabulary;
+    its sentence labels, 0 and 1, serve the two-class GLUE and bare models too).
     """
     os.environ["TFT_MODEL"] = model_name
     from allennlp.common import Params
@@ -61,18 +91,23 @@ def build(model_name: str, corpus: str, instances: int):
 
     import tft_allennlp  # noqa: F401
 
-    models, tensors = {}, None
+    overrides = {"dataset_reader.part": "all"}
+    if length is not None:
+        overrides["dataset_reader.max_length"] = length
+    models, tensors = {}, {}
     for side, config in (("injection", "injection/tft.jsonnet"), ("glue", "glue/mrpc.jsonnet")):
         params = Params.from_file(
-            os.path.join(ROOT, "training_configs", config), '{"dataset_reader.part": "all"}'
+            os.path.join(ROOT, "training_configs", config), json.dumps(overrides)
         )
         vocab = Vocabulary.from_params(params.pop("vocabulary"), instances=[])
         models[side] = Model.from_params(vocab=vocab, params=params.pop("model"))
         if side == "injection":
             reader = DatasetReader.from_params(params.pop("dataset_reader"))
-            batch = Batch(list(reader.read(corpus))[:instances])
-            batch.index_instances(vocab)
-            tensors = batch.as_tensor_dict()
+            instances = list(reader.read(corpus))
+            for batch_size in batch_sizes:
+                batch = Batch(instances[:batch_size])
+                batch.index_instances(vocab)
+                tensors[batch_size] = batch.as_tensor_dict()
     return models, tensors
 
 
@@ -82,10 +117,34 @@ def flops_per_step(model: torch.nn.Module, tokens: int, length: int, config) -> 
     return (6 * parameters + attention) * tokens
 
 
+def time_steps(model, loss_of, device, dtype, scaler, warmup: int, steps: int) -> float:
+    """The median seconds of `steps` training steps after `warmup` ones."""
+    optimizer = torch.optim.Adam(model.parameters(), lr=5e-5)
+    times = []
+    for step in range(warmup + steps):
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        started = time.perf_counter()
+        optimizer.zero_grad()
+        with torch.autocast(device.type, dtype=dtype):
+            loss = loss_of(model)
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        if step >= warmup:
+            times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--model", default=None, help="default: all-MiniLM-L6-v2 from PyPI")
-    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--batch-sizes", type=int, nargs="+", default=[32])
+    parser.add_argument(
+        "--length", type=int, default=None, help="wordpieces per pair (default: the pairs' own)"
+    )
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--device", default="cuda")
@@ -97,7 +156,9 @@ def main() -> None:
     device = torch.device(args.device)
     model_name = args.model or default_model()
     if device.type == "cuda":
-        dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        dtype = (
+            torch.bfloat16 if torch.cuda.get_device_capability(device) >= (8, 0) else torch.float16
+        )
         name = torch.cuda.get_device_name(device)
         peak = args.peak_tflops or next((v for k, v in PEAK_TFLOPS.items() if k in name), None)
     else:
@@ -106,77 +167,75 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as directory:
         corpus = os.path.join(directory, "corpus.jsonl")
-        write_input("injection", corpus, args.batch_size)
-        models, tensors = build(model_name, corpus, args.batch_size)
+        if args.length is None:
+            write_input("injection", corpus, max(args.batch_sizes))
+        else:
+            # About 16 wordpieces a clause and side: enough clauses to pass `length`.
+            write_long_input(corpus, max(args.batch_sizes), clauses=args.length // 28 + 1)
+        models, batches = build(model_name, corpus, args.batch_sizes, args.length)
     from allennlp.nn.util import move_to_device
     from transformers import AutoModelForSequenceClassification
 
     models["bare"] = AutoModelForSequenceClassification.from_pretrained(model_name, num_labels=2)
-    tensors = move_to_device(tensors, device)
-    wordpieces = tensors["tokens"]["tokens"]
-    real_tokens = int(wordpieces["mask"].sum())
-    length = wordpieces["token_ids"].size(1)
-    label = tensors["label"]
-    inputs = {
-        "injection": lambda m: m(**tensors)["loss"],
-        "glue": lambda m: m(tokens=tensors["tokens"], label=label)["loss"],
-        "bare": lambda m: (
-            m(
-                input_ids=wordpieces["token_ids"],
-                attention_mask=wordpieces["mask"].long(),
-                token_type_ids=wordpieces["type_ids"],
-                labels=label,
-            ).loss
-        ),
-    }
-    results = {}
-    for side, model in models.items():
-        model.to(device).train()
-        optimizer = torch.optim.Adam(model.parameters(), lr=5e-5)
-        times = []
-        for step in range(args.warmup + args.steps):
-            if device.type == "cuda":
-                torch.cuda.synchronize(device)
-            started = time.perf_counter()
-            optimizer.zero_grad()
-            with torch.autocast(device.type, dtype=dtype):
-                loss = inputs[side](model)
-            scaler.scale(loss).backward()
-            scaler.step(optimizer)
-            scaler.update()
-            if device.type == "cuda":
-                torch.cuda.synchronize(device)
-            if step >= args.warmup:
-                times.append(time.perf_counter() - started)
-        seconds = statistics.median(times)
-        encoder = (
-            model._text_field_embedder.token_embedder_tokens.transformer_model
-            if side != "bare"
-            else model
-        )
-        flops = flops_per_step(model, real_tokens, length, encoder.config)
-        results[side] = {
-            "median_step_seconds": seconds,
-            "tokens_per_second": real_tokens / seconds,
-            "mfu": flops / seconds / (peak * 1e12) if peak else None,
+    report = {"device": name, "dtype": str(dtype), "model": model_name, "peak_tflops": peak}
+    report["batches"] = {}
+    print(f"{name}, {dtype}, model {model_name}, {args.steps} timed steps after {args.warmup}")
+    print("| batch | length | step | median seconds | tokens/s | MFU |\n|---|---|---|---|---|---|")
+    for batch_size in args.batch_sizes:
+        tensors = move_to_device(batches[batch_size], device)
+        wordpieces = tensors["tokens"]["tokens"]
+        real_tokens = int(wordpieces["mask"].sum())
+        length = wordpieces["token_ids"].size(1)
+        label = tensors["label"]
+        losses = {
+            "injection": lambda m: m(**tensors)["loss"],
+            "glue": lambda m: m(tokens=tensors["tokens"], label=label)["loss"],
+            "bare": lambda m: (
+                m(
+                    input_ids=wordpieces["token_ids"],
+                    attention_mask=wordpieces["mask"].long(),
+                    token_type_ids=wordpieces["type_ids"],
+                    labels=label,
+                ).loss
+            ),
         }
-        model.to("cpu")
-    results["injection_vs_bare_throughput"] = (
-        results["bare"]["median_step_seconds"] / results["injection"]["median_step_seconds"]
-    )
-    print(
-        f"{name}, {dtype}, model {model_name}, batch {args.batch_size} x {length} wordpieces "
-        f"({real_tokens} real), {args.steps} timed steps after {args.warmup}"
-    )
-    print("| step | median seconds | tokens/s | MFU |\n|---|---|---|---|")
-    for side in ("injection", "glue", "bare"):
-        r = results[side]
-        mfu = f"{100 * r['mfu']:.1f}%" if r["mfu"] is not None else "n/a"
-        print(f"| {side} | {r['median_step_seconds']:.4f} | {r['tokens_per_second']:.0f} | {mfu} |")
-    print(f"\ninjection / bare encoder throughput: {results['injection_vs_bare_throughput']:.3f}")
+        results = {"instances": int(label.size(0)), "length": length, "real_tokens": real_tokens}
+        for side, model in models.items():
+            model.to(device).train()
+            seconds = time_steps(
+                model, losses[side], device, dtype, scaler, args.warmup, args.steps
+            )
+            encoder = (
+                model._text_field_embedder.token_embedder_tokens.transformer_model
+                if side != "bare"
+                else model
+            )
+            flops = flops_per_step(model, real_tokens, length, encoder.config)
+            results[side] = {
+                "median_step_seconds": seconds,
+                "tokens_per_second": real_tokens / seconds,
+                "mfu": flops / seconds / (peak * 1e12) if peak else None,
+            }
+            model.to("cpu")
+            if device.type == "cuda":
+                torch.cuda.empty_cache()
+            r = results[side]
+            mfu = f"{100 * r['mfu']:.1f}%" if r["mfu"] is not None else "n/a"
+            print(
+                f"| {batch_size} | {length} | {side} | {seconds:.4f} | "
+                f"{r['tokens_per_second']:.0f} | {mfu} |"
+            )
+        results["injection_vs_bare_throughput"] = (
+            results["bare"]["median_step_seconds"] / results["injection"]["median_step_seconds"]
+        )
+        print(
+            f"| {batch_size} | {length} | injection / bare encoder throughput: "
+            f"{results['injection_vs_bare_throughput']:.3f} | | | |"
+        )
+        report["batches"][str(batch_size)] = results
     if args.json:
         with open(args.json, "w") as out:
-            json.dump({"device": name, "dtype": str(dtype), **results}, out, indent=2)
+            json.dump(report, out, indent=2)
 
 
 if __name__ == "__main__":
