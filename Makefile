@@ -4,6 +4,9 @@
 # `make test PYTHON=python3.12` uses .venv312 and requirements-py312.lock.txt.
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 PY_VERSION := $(shell $(PYTHON) -c 'import sys; print("%d%d" % sys.version_info[:2])')
+ifeq ($(PY_VERSION),)
+$(error PYTHON=$(PYTHON) does not run; name a working interpreter, e.g. PYTHON=/path/to/python3.12)
+endif
 VENV := $(if $(filter 311,$(PY_VERSION)),.venv,.venv$(PY_VERSION))
 LOCK := $(if $(filter 311,$(PY_VERSION)),requirements.lock.txt,requirements-py$(PY_VERSION).lock.txt)
 BIN := $(VENV)/bin

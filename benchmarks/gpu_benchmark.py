@@ -41,9 +41,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from reader_benchmark import aligned_pairs, default_model, write_input  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-# Peak dense tensor-core rates in TFLOP/s (bf16 = fp16), by a substring of the device name.
+# Peak dense tensor-core rates in TFLOP/s (bf16 = fp16), by a substring of the device name (the
+# first that matches): H100 SXM ("NVIDIA H100 80GB HBM3") and H200 989, H100 PCIe 756.
 PEAK_TFLOPS = {
     "H200": 989.0,
+    "H100 PCIe": 756.0,
     "H100": 989.0,
     "A100": 312.0,
     "L40S": 362.0,
