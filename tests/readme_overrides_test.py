@@ -65,6 +65,7 @@ def test_every_override_shown_is_tested():
         '{"validation_data_loader.bucket_batches": 0}',
         '{"data_loader.batches_per_epoch": 10}',
         '{"trainer.checkpointer.save_every_num_seconds": 1800}',
+        '{"trainer.precision": "float16"}',
     }
 
 
