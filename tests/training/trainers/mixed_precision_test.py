@@ -15,7 +15,7 @@ from allennlp.common.checks import ConfigurationError
 
 from tests import CONFIGS_ROOT
 from tests.allennlp_cli import allennlp_train, write_config
-from tft_allennlp.training.trainers.mixed_precision import amp_dtype
+from tft_allennlp.training.trainers.mixed_precision import _GradScalerState, amp_dtype
 
 CUDA = torch.device("cuda", 0)
 
@@ -99,3 +99,17 @@ def test_amp_settings_of_gradient_descent_are_refused(tmp_path):
             str(tmp_path / "run"),
             json.dumps({"trainer.type": "tft_mixed_precision", "trainer.use_amp": True}),
         )
+
+
+def test_the_gradient_scalers_state_survives_a_weights_only_checkpoint(tmp_path):
+    # What the trainer checkpoints for float16 (it needs CUDA; the state is the same on the CPU).
+    scaler = torch.amp.GradScaler("cpu", init_scale=2.0**10, growth_interval=7)
+    scaler.scale(torch.ones(1))  # the scale exists from the first scaled loss on
+    scaler.update(new_scale=2.0**7)
+    torch.save(
+        {"callbacks": [_GradScalerState(str(tmp_path), scaler).state_dict()]}, tmp_path / "t"
+    )
+    state = torch.load(tmp_path / "t", weights_only=True)["callbacks"][0]
+    restored = torch.amp.GradScaler("cpu")
+    _GradScalerState(str(tmp_path), restored).load_state_dict(state)
+    assert restored.get_scale() == 2.0**7 and restored.get_growth_interval() == 7
