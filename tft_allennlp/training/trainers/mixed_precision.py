@@ -103,13 +103,15 @@ class MixedPrecisionTrainer(GradientDescentTrainer):
         super().__init__(*args, **kwargs)
         self._amp_dtype = amp_dtype(precision, self.cuda_device)
         if self._amp_dtype == torch.float16:
-            self._scaler = (
+            scaler: torch.amp.GradScaler = (
                 torch.amp.GradScaler("cuda")
                 if self._ddp_wrapped_model is None
                 else self._ddp_wrapped_model.init_grad_scaler()
             )
+            # AllenNLP annotates its scaler as torch.cuda.amp's, a deprecated subclass of this one.
+            self._scaler = scaler  # type: ignore[assignment]
             # Checkpointed and restored with the callbacks' states, after the configured ones.
-            self._callbacks.append(_GradScalerState(self._serialization_dir, self._scaler))
+            self._callbacks.append(_GradScalerState(self._serialization_dir, scaler))
         logger.info(
             "Training in %s%s.",
             self._amp_dtype or torch.float32,
