@@ -2,7 +2,6 @@
 
 import copy
 import json
-import re
 from typing import List, Tuple
 
 import pytest
@@ -17,6 +16,7 @@ from allennlp.nn.parallel import DdpAccelerator
 
 from tests import CONFIGS_ROOT
 from tft_allennlp.common.glue_tasks import GLUE_TASKS
+from tft_allennlp.common.sentence_tasks import add_task_labels, resolve_task
 
 CONFIGS = sorted((CONFIGS_ROOT / "multitask").glob("*.jsonnet"))
 CONFIG = CONFIGS_ROOT / "multitask/sst2_mrpc_stsb.jsonnet"
@@ -47,8 +47,12 @@ def _loader(params: Params, split: str, loader_params: dict) -> DataLoader:
 
 
 def _vocab(params: Params) -> Vocabulary:
-    """The config's vocabulary: its labels only, as `allennlp train` builds it."""
-    return Vocabulary.from_params(params["vocabulary"].duplicate(), instances=[])
+    """The config's vocabulary with its tasks' labels, as `allennlp train` builds it (from no
+    instances; each head adds its task's labels)."""
+    vocab = Vocabulary.from_params(params["vocabulary"].duplicate(), instances=[])
+    for reader in params["dataset_reader"]["readers"].as_dict(quiet=True).values():
+        add_task_labels(vocab, resolve_task(reader["task"]))
+    return vocab
 
 
 def _ids(loader: DataLoader) -> List[List[Tuple[str, str]]]:
@@ -102,11 +106,6 @@ def _library_config(arguments: str, tmp_path) -> Params:
     "arguments, message",
     [
         (
-            "tasks=['sst2', 'rte']",
-            "classification tasks with different label sets: "
-            + re.escape('["0,1", "entailment,not_entailment"]'),
-        ),
-        (
             "tasks=['sst2'], scheduler='roundrobin'",
             "scheduler: one of tft_shuffled, tft_sequential, homogeneous_roundrobin",
         ),
@@ -130,9 +129,20 @@ def test_the_library_rejects_what_cannot_work(arguments, message, tmp_path):
     ],
 )
 def test_the_library_accepts_what_works(arguments, labels, scheduler, tmp_path):
-    config = _library_config(arguments, tmp_path).as_dict(quiet=True)
-    assert config["vocabulary"]["tokens_to_add"]["labels"] == labels
-    assert config["data_loader"]["scheduler"]["type"] == scheduler
+    params = _library_config(arguments, tmp_path)
+    # The heads put their tasks' labels in the vocabulary (tasks with other labels: below).
+    assert list(_vocab(params).get_token_to_index_vocabulary("labels")) == labels
+    assert params.as_dict(quiet=True)["data_loader"]["scheduler"]["type"] == scheduler
+
+
+def test_heads_with_different_label_sets_are_refused(tmp_path):
+    library = CONFIGS_ROOT / "common/multitask.libsonnet"
+    config = tmp_path / "config.jsonnet"
+    config.write_text(f"(import '{library.resolve()}')(tasks=['sst2', 'rte'])")
+    params = Params.from_file(str(config))
+    vocab = Vocabulary.from_params(params["vocabulary"].duplicate(), instances=[])
+    with pytest.raises(ConfigurationError, match="need the same labels"):
+        Model.from_params(params["model"].duplicate(), vocab=vocab)
 
 
 def test_length_is_exact_while_streaming_and_with_instances_per_epoch():

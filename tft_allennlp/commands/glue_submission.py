@@ -19,7 +19,7 @@ from allennlp.models.archival import Archive
 
 from tft_allennlp.commands.arguments import positive_int
 from tft_allennlp.commands.export import load_model_archive
-from tft_allennlp.common.glue_tasks import GlueTask
+from tft_allennlp.common.sentence_tasks import SentenceTask
 from tft_allennlp.dataset_readers.glue_rows import HUB_PREFIX
 
 logger = logging.getLogger(__name__)
@@ -151,8 +151,8 @@ def write_submission(
     return written
 
 
-def _task_of(archive: Archive) -> Optional[GlueTask]:
-    """The GLUE task of an archive: its `tft_glue` reader's; None for other readers."""
+def _task_of(archive: Archive) -> Optional[SentenceTask]:
+    """The task of an archive: its `tft_glue` reader's; None for other readers."""
     return getattr(archive.validation_dataset_reader, "task", None)
 
 
@@ -171,9 +171,12 @@ def predict(archive: Archive, source: str, batch_size: int) -> List[Tuple[str, s
     return predictions
 
 
-def _prediction(task: GlueTask, output: Dict[str, Any]) -> str:
-    """The label string (GLUE's own labels) or, for STS-B, the score clipped to [0, 5]."""
+def _prediction(task: SentenceTask, output: Dict[str, Any]) -> str:
+    """The label string (GLUE's own labels) or the score, clipped to the task's range (STS-B's
+    [0, 5])."""
     if task.is_regression:
-        low, high = task.score_range
-        return f"{min(max(float(output['score']), low), high):.3f}"
+        score = float(output["score"])
+        if task.score_range is not None:
+            score = min(max(score, task.score_range[0]), task.score_range[1])
+        return f"{score:.3f}"
     return output["label"]

@@ -7,9 +7,9 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.data import DatasetReader, Instance, TokenIndexer, Tokenizer
 from allennlp.data.fields import Field, LabelField, MetadataField, TensorField, TextField
 
-from tft_allennlp.common.glue_tasks import GlueTask, get_glue_task
 from tft_allennlp.common.input_problems import InputProblems
 from tft_allennlp.common.pair_layout import PairEncoder
+from tft_allennlp.common.sentence_tasks import SentenceTask, TaskDescription, resolve_task
 from tft_allennlp.dataset_readers.glue_rows import GlueRow, glue_rows
 
 logger = logging.getLogger(__name__)
@@ -23,15 +23,19 @@ PAIR_ENCODINGS = ("cross", "separate")
 @DatasetReader.register("tft_glue")
 class GlueTsvReader(DatasetReader):
     """
-    Reads any split of the nine GLUE tasks (train, dev, and unlabelled test), from the official
-    TSV files or from a Hugging Face dataset (`glue_rows`: a `save_to_disk` directory, a
-    parquet or arrow file, or `hf:nyu-mll/glue:mrpc:train`), and encodes each example as one
+    Reads any split (train, dev, and unlabelled test) of a sentence-pair or single-sentence
+    task: one of the nine GLUE tasks by name, from the official TSV files, or a task of your
+    own described in the config (TSV, CSV or JSON lines; columns by name or position; string
+    labels or a regression; `tft_allennlp.common.sentence_tasks`, docs/tasks.md); or from a
+    Hugging Face dataset (`glue_rows`: a `save_to_disk` directory, a parquet or arrow file, or
+    `hf:nyu-mll/glue:mrpc:train`). It encodes each example as one
     wordpiece sequence in its tokenizer's layout (`PairEncoder`): `[CLS] sentence1 [SEP]
     sentence2 [SEP]` with segment ids for BERT, `<s> sentence1 </s></s> sentence2 </s>` for
     RoBERTa, ..., and one sentence for CoLA and SST-2.
 
-    TSV columns are looked up by header name in the table of `tft_allennlp.common.glue_tasks`;
-    files are read with no quoting (GLUE has stray quotes), a UTF-8 byte-order mark is ignored.
+    Columns are looked up as the task describes them (GLUE's by header name, in the table of
+    `tft_allennlp.common.glue_tasks`); TSV files are read with no quoting (GLUE has stray
+    quotes), CSV files with standard quoting; a UTF-8 byte-order mark is ignored.
     Rows are streamed and sharded across distributed and data-loader workers.
 
     With `pair_encoding: "separate"` the two sentences of a pair task are encoded apart, for
@@ -40,16 +44,20 @@ class GlueTsvReader(DatasetReader):
     </s>`, ...), in place of `tokens`.
 
     Instances have a `tokens` `TextField` (or `tokens1` and `tokens2`), a `label` (`LabelField`
-    in the `labels` namespace, or a float `TensorField` for STS-B) when the file has labels, and
+    in the `labels` namespace, or a float `TensorField` for a regression such as STS-B) when
+    the file has labels, and
     a `metadata` field with the raw sentences, the example id and the source line.
 
     Registered as a `DatasetReader` with name "tft_glue".
 
     # Parameters
 
-    task : `str`
-        One of `cola, sst2, mrpc, stsb, qqp, mnli, qnli, rte, wnli` (MNLI's mismatched files are
-        read with `mnli`).
+    task : `Union[str, Dict[str, Any]]`
+        A GLUE task name, one of `cola, sst2, mrpc, stsb, qqp, mnli, qnli, rte, wnli` (MNLI's
+        mismatched files are read with `mnli`), or the description of a task of your own: file
+        `format` (`tsv`, `csv`, `jsonl`), `header`, the `sentence1`, `sentence2`, `label` and
+        `index` columns (names or 0-based positions), `labels` or `regression: true`,
+        `metrics`, `positive_label` (see `SentenceTask`). The model takes the same `task`.
     tokenizer : `Tokenizer`
         A `pretrained_transformer` tokenizer built with `add_special_tokens: false`; the reader
         adds the special tokens itself.
@@ -72,8 +80,9 @@ class GlueTsvReader(DatasetReader):
     seed : `int`, optional (default = `13370`)
         Seed of the `train_size` sample; the same seed always selects the same rows.
     lenient : `bool`, optional (default = `False`)
-        By default a malformed row (wrong number of fields, empty text, unknown label, an STS-B
-        score that is not a number in [0, 5], invalid UTF-8) stops reading with an error naming
+        By default a malformed row (wrong number of fields, empty text, unknown label, a score
+        that is not a number in the task's `score_range`, invalid UTF-8, invalid JSON) stops
+        reading with an error naming
         file and line. If `True`, such rows are skipped and their number is logged at the end
         of the read.
     **kwargs
@@ -82,7 +91,7 @@ class GlueTsvReader(DatasetReader):
 
     def __init__(
         self,
-        task: str,
+        task: TaskDescription,
         tokenizer: Tokenizer,
         token_indexers: Optional[Dict[str, TokenIndexer]] = None,
         max_length: int = 128,
@@ -95,7 +104,7 @@ class GlueTsvReader(DatasetReader):
         super().__init__(
             manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs
         )
-        self._task: GlueTask = get_glue_task(task)
+        self._task: SentenceTask = resolve_task(task)
         if pair_encoding not in PAIR_ENCODINGS:
             raise ConfigurationError(
                 f"pair_encoding must be one of {', '.join(PAIR_ENCODINGS)}, not {pair_encoding!r}."
@@ -116,8 +125,8 @@ class GlueTsvReader(DatasetReader):
         self._num_truncated = 0
 
     @property
-    def task(self) -> GlueTask:
-        """The GLUE task this reader is for."""
+    def task(self) -> SentenceTask:
+        """The task this reader is for."""
         return self._task
 
     def _read(self, file_path: str) -> Iterable[Instance]:

@@ -1,7 +1,9 @@
 """
-The rows of a GLUE split, from either source a user may have:
+The rows of one split of a sentence(-pair) task (`SentenceTask`), from either source a user may
+have:
 
-- the official TSV files (`MRPC/train.tsv`, ...), columns found by header name;
+- the task's own files: TSV (no quoting, as GLUE's), CSV (standard quoting) or JSON lines,
+  columns found by header name, JSON key or position, as the task describes them;
 - a Hugging Face dataset: a directory written by `Dataset.save_to_disk` (one split, e.g.
   `glue_mrpc/train` of a saved `DatasetDict`), a `.parquet` or `.arrow` file, or, for users with
   internet, `hf:NAME[:CONFIG]:SPLIT`, e.g. `hf:nyu-mll/glue:mrpc:validation`
@@ -12,25 +14,29 @@ Either way a row becomes the same `GlueRow`, so both give the same instances. A 
 naming the file (or dataset) and its line (or 1-based row), or a counted skip.
 """
 
+import csv
 import itertools
+import json
 import math
 import os
-from typing import TYPE_CHECKING, Any, Iterator, NamedTuple, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from allennlp.common.checks import ConfigurationError
 from allennlp.common.file_utils import cached_path
 
-from tft_allennlp.common.glue_tasks import GlueTask
-from tft_allennlp.common.input_problems import InputProblems, read_lines
+from tft_allennlp.common.input_problems import InputProblems, parse_json, read_lines
+from tft_allennlp.common.sentence_tasks import Column, SentenceTask
 
 if TYPE_CHECKING:  # for annotations only
     import datasets
 
 HUB_PREFIX = "hf:"
 
+_SEPARATORS = {"tsv": "tab", "csv": "comma"}
+
 
 class GlueRow(NamedTuple):
-    """One valid row: its line (TSV) or row (dataset) number, texts, label and example id."""
+    """One valid row: its line (file) or row (dataset) number, texts, label and example id."""
 
     line_number: int
     sentence1: str
@@ -40,7 +46,7 @@ class GlueRow(NamedTuple):
 
 
 def is_dataset(file_path: str) -> bool:
-    """Whether `file_path` names a Hugging Face dataset rather than a TSV file."""
+    """Whether `file_path` names a Hugging Face dataset rather than a file of rows."""
     return (
         file_path.startswith(HUB_PREFIX)
         or file_path.endswith((".parquet", ".arrow"))
@@ -49,45 +55,88 @@ def is_dataset(file_path: str) -> bool:
     )
 
 
-def glue_rows(file_path: str, task: GlueTask, problems: InputProblems) -> Iterator[GlueRow]:
-    """The rows of one split of `task`, from a TSV file or a Hugging Face dataset."""
+def glue_rows(file_path: str, task: SentenceTask, problems: InputProblems) -> Iterator[GlueRow]:
+    """The rows of one split of `task`, from its file or a Hugging Face dataset."""
     if is_dataset(file_path):
         return dataset_rows(file_path, task, problems)
-    return tsv_rows(cached_path(file_path), task, problems)
+    if task.format == "jsonl":
+        return jsonl_rows(cached_path(file_path), task, problems)
+    return delimited_rows(cached_path(file_path), task, problems)
 
 
-def tsv_rows(path: str, task: GlueTask, problems: InputProblems) -> Iterator[GlueRow]:
+def _records(
+    path: str, task: SentenceTask, problems: InputProblems
+) -> Iterator[Tuple[int, List[str]]]:
+    """(first line number, fields) of each record of a TSV or CSV file."""
     lines = read_lines(path, problems)
-    first = next(lines, None)
+    if task.format == "tsv":
+        for line_number, text in lines:
+            yield line_number, text.split("\t")
+        return
+    # CSV: a quoted field may span lines; a record is numbered by its first line.
+    fed: List[int] = []
+
+    def feed() -> Iterator[str]:
+        for line_number, text in lines:
+            fed.append(line_number)
+            yield text + "\n"
+
+    try:
+        for fields in csv.reader(feed()):
+            yield fed[0], fields
+            fed.clear()
+    except csv.Error as error:
+        raise ConfigurationError(f"{problems.source}:{fed[0] if fed else 1}: {error}") from None
+
+
+def _position(columns: Sequence[str], column: Optional[Column]) -> Optional[int]:
+    """Where `column` (a name or a position) is among `columns`; None if absent."""
+    if column is None:
+        return None
+    if isinstance(column, int):
+        return column if column < len(columns) else None
+    return columns.index(column) if column in columns else None
+
+
+def delimited_rows(path: str, task: SentenceTask, problems: InputProblems) -> Iterator[GlueRow]:
+    records = _records(path, task, problems)
+    first = next(records, None)
     if first is None:
         return
-    line_number, text = first
-    fields = text.split("\t")
-    if task.sentence1 in fields:
-        columns: Tuple[str, ...] = tuple(fields)
-    elif task.headerless_columns is not None and len(fields) == len(task.headerless_columns):
-        columns = task.headerless_columns
-        lines = itertools.chain([first], lines)
+    line_number, fields = first
+    by_name = isinstance(task.sentence1, str)
+    if task.header and (not by_name or task.sentence1 in fields):
+        columns: Sequence[str] = fields
+    elif task.columns is not None and (task.header is False or len(fields) == len(task.columns)):
+        columns = task.columns
+        records = itertools.chain([first], records)
+    elif not task.header:
+        columns = [str(position) for position in range(len(fields))]
+        records = itertools.chain([first], records)
     else:
         raise ConfigurationError(
             f"{problems.source}:{line_number}: expected a {task.name} header with a "
-            f"{task.sentence1!r} column, found {text[:200]!r}"
+            f"{task.sentence1!r} column, found {_SEPARATORS[task.format]}-separated "
+            f"{fields[:8]!r}"
         )
-    position = {name: i for i, name in enumerate(columns)}
-    sentence1_at = position[task.sentence1]
-    sentence2_at = position.get(task.sentence2) if task.sentence2 else None
-    if task.sentence2 and sentence2_at is None:
-        raise ConfigurationError(
-            f"{problems.source}:{line_number}: no {task.sentence2!r} column in the header"
-        )
-    label_at = position.get(task.label)
-    index_at = position.get(task.index)
-    for line_number, text in lines:
-        fields = text.split("\t")
+    sentence1_at = _position(columns, task.sentence1)
+    sentence2_at = _position(columns, task.sentence2)
+    for column, at in ((task.sentence1, sentence1_at), (task.sentence2, sentence2_at)):
+        if column is not None and at is None:
+            raise ConfigurationError(
+                f"{problems.source}:{line_number}: no {column!r} column in the header"
+                if isinstance(column, str)
+                else f"{problems.source}:{line_number}: no column {column}: the file has "
+                f"{len(columns)}"
+            )
+    label_at = _position(columns, task.label)
+    index_at = _position(columns, task.index)
+    separator = _SEPARATORS[task.format]
+    for line_number, fields in records:
         if len(fields) != len(columns):
             problems.reject(
                 line_number,
-                f"wrong field count: expected {len(columns)} tab-separated fields, "
+                f"wrong field count: expected {len(columns)} {separator}-separated fields, "
                 f"found {len(fields)}",
             )
             continue
@@ -99,7 +148,44 @@ def tsv_rows(path: str, task: GlueTask, problems: InputProblems) -> Iterator[Glu
             yield row
 
 
-def dataset_rows(file_path: str, task: GlueTask, problems: InputProblems) -> Iterator[GlueRow]:
+def jsonl_rows(path: str, task: SentenceTask, problems: InputProblems) -> Iterator[GlueRow]:
+    """JSON lines: one object per line, with the task's columns as keys (blank lines skipped)."""
+    for line_number, text in read_lines(path, problems):
+        if not text.strip():
+            continue
+        try:
+            record = parse_json(text)
+        except ValueError as error:
+            problems.reject(line_number, str(error))
+            continue
+        if not isinstance(record, dict):
+            problems.reject(line_number, f"not a JSON object: {text[:40]!r}")
+            continue
+        missing = [
+            column for column in (task.sentence1, task.sentence2) if column not in (None, *record)
+        ]
+        if missing:
+            problems.reject(line_number, f"missing key: {missing[0]!r}")
+            continue
+        sentence2 = record[task.sentence2] if task.sentence2 is not None else None
+        label = _json_label(record.get(task.label), task)
+        index = record.get(task.index) if task.index is not None else None
+        index = str(line_number) if index is None else str(index)
+        row = _row(task, line_number, record[task.sentence1], sentence2, label, index, problems)
+        if row is not None:
+            yield row
+
+
+def _json_label(value: Any, task: SentenceTask) -> Any:
+    """A JSON label as the files' text would write it (`1` -> "1", `true` -> "true")."""
+    if value is None or isinstance(value, str):
+        return value
+    if task.is_regression and not isinstance(value, bool):
+        return value
+    return json.dumps(value)
+
+
+def dataset_rows(file_path: str, task: SentenceTask, problems: InputProblems) -> Iterator[GlueRow]:
     dataset = load_split(file_path)
     names = dataset.column_names
     for column in (task.hub_sentence1, task.hub_sentence2):
@@ -142,7 +228,7 @@ def load_split(file_path: str) -> "datasets.Dataset":
 
 
 def _row(
-    task: GlueTask,
+    task: SentenceTask,
     number: int,
     sentence1: Any,
     sentence2: Any,
@@ -164,7 +250,7 @@ def _row(
 
 
 def _label(
-    task: GlueTask, value: Any, number: int, problems: InputProblems
+    task: SentenceTask, value: Any, number: int, problems: InputProblems
 ) -> Optional[Union[str, float]]:
     """
     A TSV label string, or a dataset's integer class or float score, as the task's label; None
@@ -178,8 +264,11 @@ def _label(
         except (TypeError, ValueError):
             problems.reject(number, f"unknown label: {value!r} is not a number")
             return None
-        low, high = task.score_range
-        if not math.isfinite(score) or not low <= score <= high:
+        if not math.isfinite(score):
+            problems.reject(number, f"unknown label: score {value!r} is not finite")
+            return None
+        if task.score_range is not None and not task.score_range[0] <= score <= task.score_range[1]:
+            low, high = task.score_range
             problems.reject(
                 number, f"unknown label: score {value!r} is outside [{low:g}, {high:g}]"
             )
@@ -193,6 +282,6 @@ def _label(
             return None
         return task.labels[value]
     if value not in task.labels:
-        problems.reject(number, f"unknown label: {value!r} (expected one of {task.labels})")
+        problems.reject(number, f"unknown label: {value!r} (expected one of {list(task.labels)})")
         return None
     return value

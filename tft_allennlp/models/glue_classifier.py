@@ -7,31 +7,33 @@ from allennlp.modules import Seq2VecEncoder, TextFieldEmbedder
 from allennlp.modules.seq2vec_encoders import ClsPooler
 from allennlp.nn import InitializerApplicator, util
 
-from tft_allennlp.common.glue_tasks import GlueTask
+from tft_allennlp.common.sentence_tasks import SentenceTask, TaskDescription
 from tft_allennlp.modules.glue_task_output import GlueTaskOutput
 
 
 @Model.register("tft_glue_classifier")
 class GlueClassifier(Model):
     """
-    BERT's GLUE fine-tuning model: the final hidden state of `[CLS]` -> dropout -> one linear
-    layer. Cross-entropy over the task's labels, or mean squared error for the regression task
-    STS-B, and GLUE's own metrics for the task (see `tft_allennlp.common.glue_tasks`), with
-    `combined_score` as their mean where a task has two: the `GlueTaskOutput` module, which
-    the other GLUE models share.
+    BERT's GLUE fine-tuning model, for a GLUE task or any sentence(-pair) task of your own: the
+    final hidden state of `[CLS]` -> dropout -> one linear layer. Cross-entropy over the task's
+    labels, or mean squared error for a regression such as STS-B, and the task's metrics
+    (GLUE's own for a GLUE task), with `combined_score` as their mean where a task has several:
+    the `GlueTaskOutput` module, which the other models share. Predictions name the label as
+    the task's files write it.
 
     Registered as a `Model` with name "tft_glue_classifier".
 
     # Parameters
 
     vocab : `Vocabulary`
-        Holds the labels in `label_namespace` (unused for regression).
+        Gets the task's labels in `label_namespace`, in the task's order (none for regression).
     text_field_embedder : `TextFieldEmbedder`
         Embeds the reader's `tokens`, normally a `pretrained_transformer` embedder; the vector
         at position 0 (`[CLS]`) represents the example.
-    task : `str`
-        The GLUE task name, which fixes regression vs classification, the metrics and the
-        positive class for F1.
+    task : `Union[str, Dict[str, Any]]`
+        A GLUE task name, or the description of a task of your own (the reader's `task`, see
+        `tft_allennlp.common.sentence_tasks`): regression or classification, the labels, the
+        metrics and the positive class for F1.
     seq2vec_encoder : `Seq2VecEncoder`, optional (default = `cls_pooler`)
         How the sequence becomes one vector. By default the final `[CLS]` state, as in the
         paper (AllenNLP's `cls_pooler`: the first token's vector, which is `<s>` for RoBERTa);
@@ -53,7 +55,7 @@ class GlueClassifier(Model):
         self,
         vocab: Vocabulary,
         text_field_embedder: TextFieldEmbedder,
-        task: str,
+        task: TaskDescription,
         seq2vec_encoder: Optional[Seq2VecEncoder] = None,
         dropout: float = 0.1,
         label_namespace: str = "labels",
@@ -66,13 +68,13 @@ class GlueClassifier(Model):
         self._task_output = GlueTaskOutput(
             vocab, task, self._seq2vec_encoder.get_output_dim(), dropout, label_namespace
         )
-        self._task: GlueTask = self._task_output.task
+        self._task: SentenceTask = self._task_output.task
         if initializer is not None:
             initializer(self)
 
     @property
-    def task(self) -> GlueTask:
-        """The GLUE task this model is for."""
+    def task(self) -> SentenceTask:
+        """The task this model is for."""
         return self._task
 
     def output_kinds(self) -> Dict[str, str]:

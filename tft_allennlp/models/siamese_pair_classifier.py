@@ -9,8 +9,8 @@ from allennlp.modules import Seq2VecEncoder, TextFieldEmbedder
 from allennlp.modules.seq2vec_encoders import BagOfEmbeddingsEncoder
 from allennlp.nn import InitializerApplicator, util
 
-from tft_allennlp.common.glue_tasks import GlueTask, get_glue_task
 from tft_allennlp.common.output_kinds import EMBEDDING
+from tft_allennlp.common.sentence_tasks import SentenceTask, TaskDescription, resolve_task
 from tft_allennlp.modules.siamese_losses import SiameseLoss, SoftmaxLoss
 
 
@@ -58,7 +58,7 @@ class SiamesePairClassifier(Model):
         self,
         vocab: Vocabulary,
         text_field_embedder: TextFieldEmbedder,
-        task: str,
+        task: TaskDescription,
         seq2vec_encoder: Optional[Seq2VecEncoder] = None,
         objective: Optional[Lazy[SiameseLoss]] = None,
         label_namespace: str = "labels",
@@ -66,9 +66,11 @@ class SiamesePairClassifier(Model):
         **kwargs,
     ) -> None:
         super().__init__(vocab, **kwargs)
-        self._task: GlueTask = get_glue_task(task)
+        self._task: SentenceTask = resolve_task(task)
         if not self._task.is_pair:
-            raise ConfigurationError(f"A Siamese model needs a sentence-pair task, not {task}.")
+            raise ConfigurationError(
+                f"A Siamese model needs a sentence-pair task, not {self._task.name}."
+            )
         self._text_field_embedder = text_field_embedder
         embedding_dim = text_field_embedder.get_output_dim()
         self._seq2vec_encoder = seq2vec_encoder or BagOfEmbeddingsEncoder(
@@ -90,7 +92,7 @@ class SiamesePairClassifier(Model):
             initializer(self)
 
     @property
-    def task(self) -> GlueTask:
+    def task(self) -> SentenceTask:
         """The GLUE task this model is for."""
         return self._task
 

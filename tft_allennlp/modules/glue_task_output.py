@@ -3,8 +3,13 @@ from typing import Dict, Optional
 import torch
 from allennlp.data import Vocabulary
 
-from tft_allennlp.common.glue_tasks import GlueTask, get_glue_task
 from tft_allennlp.common.output_kinds import CLASSIFICATION, REGRESSION
+from tft_allennlp.common.sentence_tasks import (
+    SentenceTask,
+    TaskDescription,
+    add_task_labels,
+    resolve_task,
+)
 from tft_allennlp.nn.initializers import classifier_initializer
 from tft_allennlp.nn.util import mean_loss
 from tft_allennlp.training.metrics import GlueMetrics
@@ -12,19 +17,22 @@ from tft_allennlp.training.metrics import GlueMetrics
 
 class GlueTaskOutput(torch.nn.Module):
     """
-    What BERT puts on top of an example's vector for one GLUE task: dropout, one linear layer
-    initialised like BERT's classifier (normal, std 0.02; zero bias), cross-entropy over the
-    task's labels or mean squared error for the regression task STS-B, and GLUE's metrics for the
-    task (`tft_allennlp.common.glue_tasks`), with `combined_score` as their mean where a task has
-    two. The one implementation of a GLUE task's output, shared by the cross-encoder
-    (`tft_glue_classifier`) and the models that build the example's vector otherwise.
+    What BERT puts on top of an example's vector for one task (a GLUE task or one of the
+    user's, `tft_allennlp.common.sentence_tasks`): dropout, one linear layer initialised like
+    BERT's classifier (normal, std 0.02; zero bias), cross-entropy over the task's labels or
+    mean squared error for a regression such as STS-B, and the task's metrics, with
+    `combined_score` as their mean where a task has several. The task's labels are put into
+    the vocabulary in the task's order. The one implementation of a task's output, shared by
+    the cross-encoder (`tft_glue_classifier`) and the models that build the example's vector
+    otherwise.
 
     # Parameters
 
     vocab : `Vocabulary`
-        Holds the labels in `label_namespace` (unused for regression).
-    task : `str`
-        The GLUE task name: regression or classification, metrics, positive class for F1.
+        Gets the task's labels in `label_namespace` (unused for regression).
+    task : `Union[str, Dict[str, Any]]`
+        A GLUE task name or a task description: regression or classification, labels,
+        metrics, positive class for F1.
     input_dim : `int`
         Size of the example vectors.
     dropout : `float`, optional (default = `0.1`)
@@ -34,14 +42,15 @@ class GlueTaskOutput(torch.nn.Module):
     def __init__(
         self,
         vocab: Vocabulary,
-        task: str,
+        task: TaskDescription,
         input_dim: int,
         dropout: float = 0.1,
         label_namespace: str = "labels",
     ) -> None:
         super().__init__()
         self.vocab = vocab
-        self.task: GlueTask = get_glue_task(task)
+        self.task: SentenceTask = resolve_task(task)
+        add_task_labels(vocab, self.task, label_namespace)
         self._label_namespace = label_namespace
         self._dropout = torch.nn.Dropout(dropout)
         num_outputs = 1 if self.task.is_regression else vocab.get_vocab_size(label_namespace)

@@ -8,7 +8,7 @@ from allennlp.modules import Seq2VecEncoder
 from allennlp.modules.seq2vec_encoders import ClsPooler
 from transformers import AutoConfig
 
-from tft_allennlp.common.glue_tasks import GlueTask
+from tft_allennlp.common.sentence_tasks import SentenceTask, TaskDescription
 from tft_allennlp.common.transformer_source import transformer_source
 from tft_allennlp.modules.glue_task_output import GlueTaskOutput
 
@@ -31,8 +31,9 @@ class GlueHead(Head):
 
     vocab : `Vocabulary`
         Holds the labels in `label_namespace` (unused for regression).
-    task : `str`
-        The GLUE task name: regression or classification, metrics, positive class for F1.
+    task : `Union[str, Dict[str, Any]]`
+        A GLUE task name or a task description (`tft_allennlp.common.sentence_tasks`):
+        regression or classification, labels, metrics, positive class for F1.
     embedding_dim : `int`, optional
         Size of the backbone's token vectors. Give it or `model_name`, unless
         `seq2vec_encoder` is given.
@@ -53,7 +54,7 @@ class GlueHead(Head):
     def __init__(
         self,
         vocab: Vocabulary,
-        task: str,
+        task: TaskDescription,
         embedding_dim: Optional[int] = None,
         model_name: Optional[str] = None,
         seq2vec_encoder: Optional[Seq2VecEncoder] = None,
@@ -82,7 +83,7 @@ class GlueHead(Head):
         self._task_output = GlueTaskOutput(
             vocab, task, seq2vec_encoder.get_output_dim(), dropout, label_namespace
         )
-        self.task: GlueTask = self._task_output.task
+        self.task: SentenceTask = self._task_output.task
 
     def output_kinds(self) -> Dict[str, str]:
         """`logits` or, for regression, `score` (see `tft_allennlp.common.output_kinds`)."""

@@ -5,8 +5,13 @@ import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import Vocabulary
 
-from tft_allennlp.common.glue_tasks import GlueTask, get_glue_task
 from tft_allennlp.common.output_kinds import REGRESSION
+from tft_allennlp.common.sentence_tasks import (
+    SentenceTask,
+    TaskDescription,
+    add_task_labels,
+    resolve_task,
+)
 from tft_allennlp.modules.siamese_losses.siamese_loss import SentencePairs, SiameseLoss
 from tft_allennlp.nn.util import mean_loss
 from tft_allennlp.training.metrics import GlueMetrics
@@ -44,8 +49,8 @@ class CosineLoss(SiameseLoss):
 
     vocab : `Vocabulary`
         Holds the two labels in `label_namespace` (unused for regression).
-    task : `str`
-        The GLUE task name.
+    task : `Union[str, Dict[str, Any]]`
+        A GLUE task name or a task description (`tft_allennlp.common.sentence_tasks`).
     threshold : `float`, optional (default = `0.5`)
         Cosine similarity from which a pair is predicted positive (classification only).
     label_namespace : `str`, optional (default = `"labels"`)
@@ -57,16 +62,20 @@ class CosineLoss(SiameseLoss):
     def __init__(
         self,
         vocab: Vocabulary,
-        task: str,
+        task: TaskDescription,
         threshold: float = 0.5,
         label_namespace: str = "labels",
     ) -> None:
         super().__init__()
-        self.task: GlueTask = get_glue_task(task)
+        self.task: SentenceTask = resolve_task(task)
+        add_task_labels(vocab, self.task, label_namespace)
         name = type(self).__name__
         if self.task.is_regression:
             if not self.supports_regression:
-                raise ConfigurationError(f"{name} needs a task with a positive class, not stsb.")
+                raise ConfigurationError(
+                    f"{name} needs a task with a positive class, not the regression "
+                    f"{self.task.name}."
+                )
         else:
             if self.task.positive_label is None:
                 raise ConfigurationError(
@@ -76,6 +85,8 @@ class CosineLoss(SiameseLoss):
             if vocab.get_vocab_size(label_namespace) != 2:
                 raise ConfigurationError(f"{name} needs two labels in {label_namespace!r}.")
             self._positive = vocab.get_token_index(self.task.positive_label, label_namespace)
+        # Scores are predicted as the cosine times the top of the task's range (STS-B: 5).
+        self._score_scale = self.task.score_range[1] if self.task.score_range is not None else 1.0
         self.vocab = vocab
         self._threshold = threshold
         self._label_namespace = label_namespace
@@ -88,7 +99,7 @@ class CosineLoss(SiameseLoss):
         output = {"cosine": cosine}
         if self.task.is_regression:
             # Shape: (batch_size,)
-            output["score"] = self.task.score_range[1] * cosine
+            output["score"] = self._score_scale * cosine
         if label is not None:
             losses = self._losses(ScoredPairs(embedding1, embedding2, cosine, label))
             loss = mean_loss(losses, cosine, self.training)
@@ -120,7 +131,7 @@ class CosineLoss(SiameseLoss):
         """
         label = label.view(-1)
         if self.task.is_regression:
-            return label.float() / self.task.score_range[1]
+            return label.float() / self._score_scale
         return (label == self._positive).float()
 
     def output_kinds(self) -> Dict[str, str]:

@@ -3,6 +3,7 @@ from typing import Dict, Optional
 import torch
 from allennlp.data import Vocabulary
 
+from tft_allennlp.common.sentence_tasks import TaskDescription
 from tft_allennlp.modules.glue_task_output import GlueTaskOutput
 from tft_allennlp.modules.phrase_pair_features import PhrasePairFeatures
 from tft_allennlp.modules.phrase_pair_features.concat_difference_features import (
@@ -25,8 +26,8 @@ class SoftmaxLoss(SiameseLoss):
 
     vocab : `Vocabulary`
         Holds the labels in `label_namespace` (unused for regression).
-    task : `str`
-        The GLUE task name.
+    task : `Union[str, Dict[str, Any]]`
+        A GLUE task name or a task description (`tft_allennlp.common.sentence_tasks`).
     embedding_dim : `int`
         Size of each sentence embedding (passed by the model).
     features : `PhrasePairFeatures`, optional (default = `tft_concat_difference`)
@@ -39,7 +40,7 @@ class SoftmaxLoss(SiameseLoss):
     def __init__(
         self,
         vocab: Vocabulary,
-        task: str,
+        task: TaskDescription,
         embedding_dim: int,
         features: Optional[PhrasePairFeatures] = None,
         dropout: float = 0.1,

@@ -4,7 +4,7 @@ import torch
 from allennlp.data import Vocabulary
 from allennlp.training.metrics import CategoricalAccuracy, F1Measure, Metric
 
-from tft_allennlp.common.glue_tasks import GlueTask
+from tft_allennlp.common.sentence_tasks import SentenceTask
 from tft_allennlp.training.metrics.matthews_correlation import MatthewsCorrelation
 from tft_allennlp.training.metrics.pearson_correlation import PearsonCorrelation
 from tft_allennlp.training.metrics.spearman_correlation import SpearmanCorrelation
@@ -12,21 +12,23 @@ from tft_allennlp.training.metrics.spearman_correlation import SpearmanCorrelati
 
 class GlueMetrics:
     """
-    GLUE's metrics for one task (`tft_allennlp.common.glue_tasks`), with `combined_score` as
-    their mean where the task has two: the one place they are built and read, for
-    `GlueTaskOutput` and for the objectives without a linear layer (the Siamese model's cosine
-    objectives). Predictions are class scores of shape `(batch_size, num_labels)` or regression
-    scores of shape `(batch_size,)`.
+    The metrics of one task (`SentenceTask.metrics`: GLUE's for a GLUE task), with
+    `combined_score` as their mean where the task has several: the one place they are built and
+    read, for `GlueTaskOutput` and for the objectives without a linear layer (the Siamese
+    model's cosine objectives). Predictions are class scores of shape `(batch_size, num_labels)`
+    or regression scores of shape `(batch_size,)`.
 
     # Parameters
 
     vocab : `Vocabulary`
         Holds the labels in `label_namespace`, for the positive class of F1.
-    task : `GlueTask`
+    task : `SentenceTask`
     label_namespace : `str`, optional (default = `"labels"`)
     """
 
-    def __init__(self, vocab: Vocabulary, task: GlueTask, label_namespace: str = "labels") -> None:
+    def __init__(
+        self, vocab: Vocabulary, task: SentenceTask, label_namespace: str = "labels"
+    ) -> None:
         self._vocab = vocab
         self._task = task
         self._label_namespace = label_namespace

@@ -1,6 +1,6 @@
-// GLUE fine-tuning, BERT's recipe as kept by Arase & Tsujii (2019) for every model:
-// [CLS] state -> dropout 0.1 -> linear; batch 32, AdamW lr 3e-5 with linear warmup (10%) and
-// decay, 4 epochs, max length 128. STS-B is a regression.
+// GLUE fine-tuning: the recipe of ./task.libsonnet (BERT's, as kept by Arase & Tsujii 2019) on
+// one of the nine GLUE tasks, named by its entry in tft_allennlp/common/glue_tasks.py, the one
+// table of their columns, labels and metrics. STS-B is a regression.
 //
 // Environment variables (defaults are set by the tft_allennlp plugin):
 //   TFT_MODEL  Hugging Face hub name or local checkpoint directory (default bert-base-uncased),
@@ -11,76 +11,19 @@
 //              hf:nyu-mll/glue (read as hf:nyu-mll/glue:<task>:train, ...).
 // Everything else is an ordinary key: `allennlp train ... -o '{"dataset_reader.train_size": 1000,
 // "random_seed": 1, "numpy_seed": 1, "pytorch_seed": 1, "trainer.optimizer.lr": 1e-4}'`.
-local model_name = std.extVar('TFT_MODEL');
+local sentence_task = import 'task.libsonnet';
 local glue_dir = std.extVar('GLUE_DIR');
 local from_hub = std.startsWith(glue_dir, 'hf:');
-
-// Each task's labels, as in tft_allennlp/common/glue_tasks.py (a test keeps the two equal): the
-// label vocabulary is declared rather than collected by a pass over the data.
-local labels = {
-  cola: ['0', '1'], sst2: ['0', '1'], mrpc: ['0', '1'], stsb: [], qqp: ['0', '1'],
-  mnli: ['entailment', 'neutral', 'contradiction'], qnli: ['entailment', 'not_entailment'],
-  rte: ['entailment', 'not_entailment'], wnli: ['0', '1'],
-};
 
 // task: reader/model task name; directory: the task's GLUE folder; validation_metric: the
 // metric that picks the best epoch; dev: dev file name (MNLI has dev_matched.tsv); hub_dev: the
 // dev split's name in a Hugging Face GLUE dataset (MNLI has validation_matched).
-function(task, directory, validation_metric, dev='dev.tsv', hub_dev='validation') {
-  local reader = {
-    type: 'tft_glue',
-    task: task,
-    tokenizer: { type: 'tft_pretrained_transformer', model_name: model_name, add_special_tokens: false },
-    token_indexers: { tokens: { type: 'tft_pretrained_transformer', model_name: model_name } },
-    max_length: 128,
-  },
-  // Only the training reader subsamples (`train_size`, for the low-resource runs).
-  dataset_reader: reader { train_size: null, seed: 13370 },
-  validation_dataset_reader: reader,
-  train_data_path: if from_hub then std.join(':', [glue_dir, task, 'train'])
-                   else glue_dir + '/' + directory + '/train.tsv',
-  validation_data_path: if from_hub then std.join(':', [glue_dir, task, hub_dev])
-                        else glue_dir + '/' + directory + '/' + dev,
-  vocabulary: { type: 'from_instances', tokens_to_add: { labels: labels[task] } },
-  datasets_for_vocab_creation: [],
-  // The checkpoint's config and tokenizer files, copied there by the tft_pretrained_transformer
-  // components: model.tar.gz loads without the checkpoint (docs/archives.md).
-  include_in_archive: ['pretrained_transformers'],
-  model: {
-    type: 'tft_glue_classifier',
-    task: task,
-    text_field_embedder: {
-      token_embedders: {
-        // Drops the checkpoint's unused pooler, which DDP would wait for, from any model.
-        tokens: { type: 'tft_pretrained_transformer', model_name: model_name },
-      },
-    },
-    dropout: 0.1,
-  },
-  // Streamed through a window of 100 batches, sorted by length within it (docs/data_loading.md).
-  data_loader: { type: 'tft_streaming', batch_size: 32, shuffle: true, max_instances_in_memory: 3200 },
-  validation_data_loader: { type: 'tft_streaming', batch_size: 64, max_instances_in_memory: 6400 },
-  trainer: {
-    num_epochs: 4,
-    optimizer: {
-      type: 'adamw',
-      lr: 3e-5,
-      weight_decay: 0.01,
-      parameter_groups: [[['bias', 'LayerNorm\\.weight'], { weight_decay: 0.0 }]],
-    },
-    learning_rate_scheduler: { type: 'tft_linear_with_warmup_fraction', warmup_fraction: 0.1 },
-    grad_norm: 1.0,
-    validation_metric: validation_metric,
-    // tft_rng_checkpoint and tft_recover_finished_run: `--recover` after a crash ends exactly
-    // where an uninterrupted run would.
-    callbacks: [
-      { type: 'console_logger', should_log_inputs: false },
-      { type: 'tft_rng_checkpoint' },
-      { type: 'tft_recover_finished_run' },
-      // Trainable and frozen parameters, in the log and parameter_counts.json.
-      { type: 'tft_parameter_counts' },
-    ],
-    // Checkpoints written atomically, so that a kill while saving leaves one `--recover` reads.
-    checkpointer: { type: 'tft_atomic' },
-  },
-}
+function(task, directory, validation_metric, dev='dev.tsv', hub_dev='validation')
+  sentence_task(
+    task,
+    train_data_path=if from_hub then std.join(':', [glue_dir, task, 'train'])
+                    else glue_dir + '/' + directory + '/train.tsv',
+    validation_data_path=if from_hub then std.join(':', [glue_dir, task, hub_dev])
+                         else glue_dir + '/' + directory + '/' + dev,
+    validation_metric=validation_metric,
+  )

@@ -15,7 +15,8 @@
 //
 // All classification tasks of one config share the `labels` namespace (the tft_glue reader
 // has no per-task label namespace), so they must have the same label set: the binary tasks
-// (CoLA, SST-2, MRPC, QQP, WNLI), or QNLI + RTE, or MNLI; STS-B goes with any of them.
+// (CoLA, SST-2, MRPC, QQP, WNLI), or QNLI + RTE, or MNLI; STS-B goes with any of them. The
+// heads put their task's labels in the vocabulary, and reject a namespace that holds others.
 //
 // cuda_devices: GPU ids for DistributedDataParallel. A batch uses one head only, so the other
 // heads' parameters get no gradient: DDP then needs `find_unused_parameters`.
@@ -34,27 +35,18 @@ local model_name = std.extVar('TFT_MODEL');
 local schedulers = ['tft_shuffled', 'tft_sequential', 'homogeneous_roundrobin'];
 
 function(tasks, scheduler='tft_shuffled', batch_size=32, cuda_devices=null)
-  local label_sets = std.set([
-    std.join(',', std.set(glue[task].vocabulary.tokens_to_add.labels))
-    for task in tasks
-    if glue[task].vocabulary.tokens_to_add.labels != []
-  ]);
   local per_task(field) = { [task]: glue[task][field] for task in tasks };
   local num_devices = if cuda_devices == null then 1 else std.length(cuda_devices);
   local window = 100 * batch_size;
   assert std.length(tasks) > 0 : 'tasks: give at least one GLUE task';
   assert std.all([std.objectHas(glue, task) for task in tasks]) : 'unknown task in ' + tasks;
   assert std.member(schedulers, scheduler) : 'scheduler: one of ' + std.join(', ', schedulers);
-  assert std.length(label_sets) <= 1 : 'classification tasks with different label sets: ' + label_sets;
   {
     dataset_reader: { type: 'multitask', readers: per_task('dataset_reader') },
     validation_dataset_reader: { type: 'multitask', readers: per_task('validation_dataset_reader') },
     train_data_path: per_task('train_data_path'),
     validation_data_path: per_task('validation_data_path'),
-    vocabulary: {
-      type: 'from_instances',
-      tokens_to_add: { labels: std.set(std.flattenArrays([glue[task].vocabulary.tokens_to_add.labels for task in tasks])) },
-    },
+    vocabulary: { type: 'from_instances' },
     datasets_for_vocab_creation: [],
     include_in_archive: ['pretrained_transformers'],
     model: {
