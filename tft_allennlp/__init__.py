@@ -4,16 +4,24 @@ tft-allennlp: transfer fine-tuning (Arase & Tsujii, 2019) as an AllenNLP plugin.
 Importing the package registers every component (AllenNLP imports plugins non-recursively).
 
 It also gives the variables that `training_configs/` read with `std.extVar` their documented
-defaults, so that a plain `allennlp train training_configs/glue/mrpc.jsonnet` works. It does so
-where AllenNLP reads configs, not in `os.environ`: `Params.from_file` evaluates jsonnet with the
-environment plus these defaults (a value set in the environment always wins). This wrapping of
-AllenNLP's `params._environment_variables` is the one change the plugin makes to its host on
-import; AllenNLP imports plugins before it reads a config.
+defaults, so that a plain `allennlp train training_configs/glue/mrpc.jsonnet` works, and puts
+the shipped configs on jsonnet's import path, so that a config anywhere can build on them
+(`import 'training_configs/common/task.libsonnet'`, docs/tasks.md). It does both where AllenNLP
+reads configs, not in `os.environ`: `Params.from_file` evaluates jsonnet with the environment
+plus these defaults (a value set in the environment always wins) and with the package's folder
+as a library path (after the config's own folder). Wrapping AllenNLP's
+`params._environment_variables` and `params.evaluate_file` are the changes the plugin makes to
+its host on import; AllenNLP imports plugins before it reads a config.
 """
 
-from typing import Callable, Dict
+import os
+from typing import Any, Callable, Dict
 
 from allennlp.common import params as _params
+
+PACKAGE_ROOT = os.path.dirname(os.path.abspath(__file__))
+CONFIGS_ROOT = os.path.join(PACKAGE_ROOT, "training_configs")
+"""The shipped configs (`allennlp tft-configs` prints where they are)."""
 
 CONFIG_DEFAULTS = {
     # Any Hugging Face hub name or local checkpoint directory.
@@ -45,8 +53,18 @@ def _config_variables(
     return {**CONFIG_DEFAULTS, **environment()}
 
 
+def _evaluate_file(
+    filename: str, *, _evaluate: Callable[..., str] = _params.evaluate_file, **kwargs: Any
+) -> str:
+    """jsonnet's `evaluate_file`, with the package's folder as a library path."""
+    kwargs.setdefault("jpathdir", PACKAGE_ROOT)
+    return _evaluate(filename, **kwargs)
+
+
 if getattr(_params._environment_variables, "__name__", "") != "_config_variables":
     _params._environment_variables = _config_variables
+if getattr(_params.evaluate_file, "__name__", "") != "_evaluate_file":
+    _params.evaluate_file = _evaluate_file
 
 from tft_allennlp import (  # noqa: E402  (after the defaults, which AllenNLP must see first)
     commands,
