@@ -1365,3 +1365,54 @@ def test_a_custom_variant_injects_its_own_corpus_with_its_own_overrides():
             tiny_strategy_spec("out", custom_variants={"mine": bad}, paraphrase_corpus="c")
     with pytest.raises(ConfigurationError, match="need 'paraphrase_corpus'"):
         tiny_strategy_spec("out", variants=["tft"])
+
+
+def test_a_task_of_ones_own_runs_by_name_in_the_grid(tmp_path, tiny_bert):
+    lines = ["first\tsecond\tverdict"] + [
+        f"{a}\t{b}\t{label}"
+        for a, b, label in [
+            ("the cat sat .", "a cat sat .", "same"),
+            ("the dog ran .", "it rained .", "different"),
+        ]
+        * 3
+    ]
+    (tmp_path / "pairs.tsv").write_text("\n".join(lines) + "\n")
+    paraphrase = {
+        "task": {
+            "sentence1": "first",
+            "sentence2": "second",
+            "label": "verdict",
+            "labels": ["same", "different"],
+            "metrics": ["accuracy", "f1"],
+            "positive_label": "same",
+        },
+        "train_data_path": str(tmp_path / "pairs.tsv"),
+        "validation_data_path": str(tmp_path / "pairs.tsv"),
+    }
+    spec = ExperimentSpec(
+        output_dir=str(tmp_path / "out"),
+        base_models={"tiny": tiny_bert},
+        tasks=["paraphrase"],
+        custom_tasks={"paraphrase": paraphrase},
+        glue_dir=str(FIXTURES_ROOT / "glue"),
+        variants=["none"],
+        strategies=["cross", "smart"],
+        glue_overrides={"trainer.num_epochs": 1},
+        keep_weights=False,
+    )
+    with forked_experiment_runs():
+        statuses = run_experiment(spec)
+    assert sorted(statuses.values()) == ["done"] * 2
+    write_outputs(spec)
+    rows = collect_results(spec)
+    assert [(row["strategy"], row["task"]) for row in rows] == [
+        ("cross", "paraphrase"),
+        ("smart", "paraphrase"),
+    ]
+    for row in rows:
+        assert row["combined_score"] == pytest.approx((row["accuracy"] + row["f1"]) / 2)
+    assert "PARAPHRASE F1" in open(os.path.join(spec.output_dir, "results.md")).read()
+    with pytest.raises(ConfigurationError, match="cross, adapter and smart strategies only"):
+        ExperimentSpec(**{**spec.__dict__, "strategies": ["siamese_softmax"]})
+    with pytest.raises(ConfigurationError, match="not a GLUE task's"):
+        ExperimentSpec(**{**spec.__dict__, "custom_tasks": {"mrpc": paraphrase}})
