@@ -7,7 +7,25 @@ its dependencies and the verified stack comes from `requirements.txt`. The requi
 are what the plugin itself imports, left loose so that pip never reaches for other releases.
 """
 
+import os
+
 from setuptools import find_packages, setup
+from setuptools.command.build_py import build_py
+
+# Python runs this line of site-packages' tft_allennlp.pth at start-up: it loads the plugin into
+# every `allennlp` command of the environment (tft_allennlp_autoload.py says how, and how not to).
+AUTOLOAD_PTH = ("tft_allennlp.pth", "import tft_allennlp_autoload\n")
+
+
+class BuildWithAutoload(build_py):
+    """Also writes `tft_allennlp.pth` beside the packages, so that it lands in site-packages."""
+
+    def run(self) -> None:
+        super().run()
+        name, text = AUTOLOAD_PTH
+        with open(os.path.join(self.build_lib, name), "w") as handle:
+            handle.write(text)
+
 
 setup(
     name="tft-allennlp",
@@ -17,6 +35,8 @@ setup(
     long_description_content_type="text/markdown",
     license="Apache-2.0",
     packages=find_packages(include=["tft_allennlp", "tft_allennlp.*"]),
+    py_modules=["tft_allennlp_autoload"],
+    cmdclass={"build_py": BuildWithAutoload},
     # The configs are package data, so that `allennlp tft-experiment` finds them in a wheel.
     package_data={
         "tft_allennlp": ["training_configs/*/*.jsonnet", "training_configs/*/*.libsonnet"]

@@ -1,6 +1,8 @@
 """
-A non-editable install: the wheel carries the configs as package data, and the installed
-package runs from a directory outside the checkout.
+A non-editable install: the wheel carries the configs as package data and the start-up hook
+that loads the plugin, and the installed package runs from a directory outside the checkout
+that has no `.allennlp_plugins`. (The slow check, a fresh venv installed with the documented
+command running the whole method, was run by hand: docs/install.md.)
 """
 
 import os
@@ -20,7 +22,7 @@ def test_the_wheel_carries_the_configs_and_works_outside_the_checkout(tmp_path):
         source / "tft_allennlp",
         ignore=shutil.ignore_patterns("__pycache__"),
     )
-    for name in ("setup.py", "README.md"):
+    for name in ("setup.py", "README.md", "tft_allennlp_autoload.py"):
         shutil.copy(PROJECT_ROOT / name, source / name)
     subprocess.run(
         [
@@ -46,6 +48,7 @@ def test_the_wheel_carries_the_configs_and_works_outside_the_checkout(tmp_path):
         for path in (PROJECT_ROOT / "training_configs").rglob("*.*sonnet")
     }
     assert configs and configs <= names
+    assert {"tft_allennlp.pth", "tft_allennlp_autoload.py"} <= names
     site = tmp_path / "site"
     subprocess.run(
         [
@@ -65,11 +68,14 @@ def test_the_wheel_carries_the_configs_and_works_outside_the_checkout(tmp_path):
     )
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    # A user's own directory names the plugin, as AllenNLP plugins are found.
-    (elsewhere / ".allennlp_plugins").write_text("tft_allennlp\n")
-    environment = {**os.environ, "PYTHONPATH": str(site)}
+    # The wheel's tft_allennlp.pth runs as site-packages' .pth files do (PYTHONPATH skips them).
+    environment = {**os.environ, "PYTHONPATH": ""}
+    allennlp = (
+        f"import site, sys; site.addsitedir({str(site)!r}); sys.argv[0] = 'allennlp'; "
+        "from allennlp.__main__ import run; run()"
+    )
     help_text = subprocess.run(
-        [sys.executable, "-m", "allennlp", "tft-experiment", "--help"],
+        [sys.executable, "-c", allennlp, "tft-experiment", "--help"],
         cwd=elsewhere,
         env=environment,
         capture_output=True,
@@ -77,6 +83,26 @@ def test_the_wheel_carries_the_configs_and_works_outside_the_checkout(tmp_path):
     )
     assert help_text.returncode == 0, help_text.stderr[-2000:]
     assert "--shard" in help_text.stdout
+    configs = subprocess.run(
+        [sys.executable, "-c", allennlp, "tft-configs"],
+        cwd=elsewhere,
+        env=environment,
+        capture_output=True,
+        text=True,
+    )
+    assert configs.stdout.strip() == str(site / "tft_allennlp" / "training_configs")
+    assert configs.stderr == ""  # no plugin lines, no nltk download errors, no warnings
+    switched_off = subprocess.run(
+        [sys.executable, "-c", allennlp, "tft-configs"],
+        cwd=elsewhere,
+        env={**environment, "TFT_ALLENNLP_AUTOLOAD": "0"},
+        capture_output=True,
+        text=True,
+    )
+    assert switched_off.returncode == 2
+    assert "invalid choice: 'tft-configs'" in switched_off.stderr
+    assert "Load it with a line 'tft_allennlp' in ./.allennlp_plugins" in switched_off.stderr
+    environment["PYTHONPATH"] = str(site)
     check = (
         "import os, tft_allennlp\n"
         "from allennlp.common import Params\n"

@@ -86,6 +86,7 @@ REGISTERED = [
     (Subcommand, "tft-align", "Align"),
     (Subcommand, "tft-experiment", "Experiment"),
     (Subcommand, "tft-glue-submission", "GlueSubmission"),
+    (Subcommand, "tft-configs", "Configs"),
 ]
 
 

@@ -26,12 +26,14 @@ SPLIT = {
 
 @pytest.fixture(scope="module")
 def injected(tmp_path_factory, tiny_bert):
-    """An injection model trained for two epochs on the fixture corpus, and its archive."""
+    """An injection model trained for two epochs on the fixture corpus, and its archive (with
+    both epochs' checkpoints: the configs keep only the latest by default)."""
     directory = tmp_path_factory.mktemp("injection")
+    keep_all = {"trainer.checkpointer.keep_most_recent_by_count": None}
     model = train_model_from_file(
         CONFIGS_ROOT / "injection/tft.jsonnet",
         directory,
-        overrides=json.dumps({**SPLIT, "trainer.num_epochs": 2}),
+        overrides=json.dumps({**SPLIT, **keep_all, "trainer.num_epochs": 2}),
     )
     return model, str(directory / "model.tar.gz")
 

@@ -162,8 +162,10 @@ def test_a_run_that_stopped_early_stays_stopped_after_recovery(rule, tmp_path):
 
 def test_a_damaged_checkpoint_is_named_and_skipped(tmp_path):
     config, overrides = RUNS["glue"]
+    # Both checkpoints kept (the configs keep the latest only), so one can be damaged.
+    keep_two = {"trainer.checkpointer.keep_most_recent_by_count": 2}
     run_config = write_run_config(
-        tmp_path / "run.json", config, {**overrides, "trainer.num_epochs": 1}
+        tmp_path / "run.json", config, {**overrides, **keep_two, "trainer.num_epochs": 1}
     )
     directory = tmp_path / "run"
     assert allennlp_train(run_config, directory).returncode == 0

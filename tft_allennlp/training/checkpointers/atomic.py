@@ -2,7 +2,7 @@ import glob
 import logging
 import os
 import tempfile
-from typing import Any, List, Optional
+from typing import Any, List, Optional, Union
 
 import torch
 from allennlp.common.checks import ConfigurationError
@@ -29,10 +29,25 @@ class AtomicCheckpointer(Checkpointer):
     in a warning and renamed to `*.th.damaged`, and if no checkpoint loads the error names
     every damaged file.
 
+    It keeps the latest checkpoint only (`keep_most_recent_by_count: 1`, AllenNLP's default
+    is 2): with the best weights, which the trainer keeps in `best.th` and the archive, a run
+    holds the best and the latest, which is what `--recover` needs.
+
     Registered as a `Checkpointer` with name "tft_atomic"; every config of the plugin uses it.
     It takes AllenNLP's parameters, e.g.
-    `-o '{"trainer.checkpointer.save_every_num_seconds": 1800}'`.
+    `-o '{"trainer.checkpointer.save_every_num_seconds": 1800}'`, or
+    `"trainer.checkpointer.keep_most_recent_by_count": null` to keep every epoch's.
     """
+
+    def __init__(
+        self,
+        serialization_dir: Union[str, os.PathLike],
+        keep_most_recent_by_count: Optional[int] = 1,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(
+            serialization_dir, keep_most_recent_by_count=keep_most_recent_by_count, **kwargs
+        )
 
     def save_checkpoint(self, trainer: Trainer) -> None:
         if self._serialization_dir is not None:

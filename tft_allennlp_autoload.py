@@ -1,0 +1,158 @@
+"""
+Makes every `allennlp` command of an environment where tft-allennlp is installed load the
+plugin, from any folder, as if `tft_allennlp` were listed in `.allennlp_plugins` (AllenNLP finds
+plugins only through that file, `~/.allennlp/plugins`, or its own three default names).
+
+The wheel installs `tft_allennlp.pth`, which Python runs at start-up and which imports this
+module. It imports nothing heavy: it only adds an import hook that acts once, when AllenNLP's
+command line (`allennlp.commands`) is imported, and then
+
+- adds `tft_allennlp` to the plugins that `import_plugins` loads;
+- while the plugins load, skips allennlp-models' download of nltk's punkt and wordnet (which it
+  attempts at import, and which fails offline with 8 lines of errors; the plugin does not use
+  them) and, unless `TFT_VERBOSE=1`, its `pkg_resources` deprecation warning and the
+  "Plugin ... available" lines;
+- makes `invalid choice: 'tft-...'` say how to load the plugin when it is not loaded.
+
+`TFT_ALLENNLP_AUTOLOAD=0` turns the loading off (the other two still apply).
+"""
+
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import os
+import sys
+import types
+import warnings
+from typing import Any, Iterator, Optional, Sequence
+
+PLUGIN = "tft_allennlp"
+SWITCH = "TFT_ALLENNLP_AUTOLOAD"
+
+
+def autoload() -> bool:
+    return os.environ.get(SWITCH, "1").strip().lower() not in ("0", "false", "no")
+
+
+def _verbose() -> bool:
+    flag = os.environ.get("TFT_VERBOSE", "").strip().lower()
+    return flag not in ("", "0", "false", "no") or any(
+        name in os.environ for name in ("ALLENNLP_LOG_LEVEL", "ALLENNLP_DEBUG")
+    )
+
+
+def plugin_hint() -> str:
+    """How to load the plugin, for `invalid choice: 'tft-...'`."""
+    why = (
+        f"{SWITCH}=0 turns its loading off"
+        if not autoload()
+        else "it could not be imported (see the error above)"
+    )
+    return (
+        f"the tft-* commands come from the {PLUGIN} plugin, which is not loaded: {why}. Load it "
+        f"with a line '{PLUGIN}' in ./.allennlp_plugins or ~/.allennlp/plugins, or unset {SWITCH}."
+    )
+
+
+def _patch(commands: types.ModuleType) -> None:
+    from allennlp.common import plugins
+
+    discover = plugins.discover_plugins
+
+    def discover_plugins() -> Iterator[str]:
+        found = list(discover())
+        yield from found
+        if autoload() and PLUGIN not in found:
+            yield PLUGIN
+
+    plugins.discover_plugins = discover_plugins
+    import_plugins = commands.import_plugins
+
+    def quiet_import_plugins() -> None:
+        import logging
+
+        plugin_logger = logging.getLogger(plugins.__name__)
+        level = plugin_logger.level
+        download = _stop_nltk_downloads()
+        if not _verbose():
+            # Not in `catch_warnings`, which would also undo the filters the plugin adds.
+            warnings.filterwarnings("ignore", message="pkg_resources is deprecated")
+            plugin_logger.setLevel(logging.WARNING)
+        try:
+            import_plugins()
+        finally:
+            plugin_logger.setLevel(level)
+            if download is not None:
+                import nltk
+
+                nltk.download = download
+
+    commands.import_plugins = quiet_import_plugins
+    parser_class = commands.ArgumentParserWithDefaults
+    error = parser_class.error
+
+    def error_with_hint(self: Any, message: str) -> None:
+        if "invalid choice: 'tft-" in message and PLUGIN not in sys.modules:
+            message = f"{message}\n{plugin_hint()}"
+        error(self, message)
+
+    parser_class.error = error_with_hint
+
+
+def _stop_nltk_downloads() -> Optional[Any]:
+    """Replaces `nltk.download` by a no-op; returns the original (None without nltk)."""
+    try:
+        import nltk
+    except ImportError:
+        return None
+    download = nltk.download
+
+    def no_download(*args: Any, **kwargs: Any) -> bool:
+        return False
+
+    nltk.download = no_download
+    return download
+
+
+class _Loader(importlib.abc.Loader):
+    def __init__(self, loader: importlib.abc.Loader) -> None:
+        self._loader = loader
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> Optional[types.ModuleType]:
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        self._loader.exec_module(module)
+        _patch(module)
+
+
+class _Finder(importlib.abc.MetaPathFinder):
+    """Finds `allennlp.commands` as usual, and patches it once it has run."""
+
+    def __init__(self) -> None:
+        self._busy = False
+
+    def find_spec(
+        self, name: str, path: Optional[Sequence[str]], target: Any = None
+    ) -> Optional[importlib.machinery.ModuleSpec]:
+        if name != "allennlp.commands" or self._busy:
+            return None
+        self._busy = True
+        try:
+            spec = importlib.util.find_spec(name)
+        finally:
+            self._busy = False
+        if spec is not None and spec.loader is not None:
+            spec.loader = _Loader(spec.loader)
+        return spec
+
+
+def install() -> None:
+    """Adds the import hook (once); what `tft_allennlp.pth` runs."""
+    if "allennlp.commands" in sys.modules:
+        _patch(sys.modules["allennlp.commands"])
+    elif not any(isinstance(finder, _Finder) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _Finder())
+
+
+install()
