@@ -66,6 +66,7 @@ def test_every_override_shown_is_tested():
         '{"data_loader.batches_per_epoch": 10}',
         '{"trainer.checkpointer.save_every_num_seconds": 1800}',
         '{"trainer.precision": "float16"}',
+        '{"trainer.checkpointer.keep_most_recent_by_count": null}',
     }
 
 

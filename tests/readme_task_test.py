@@ -14,7 +14,7 @@ from tests import PROJECT_ROOT
 
 def test_the_readme_config_for_your_own_task_trains_and_predicts_its_labels(tmp_path, monkeypatch):
     readme = (PROJECT_ROOT / "README.md").read_text()
-    section = readme.split("### Your own task", 1)[1].split("\n### ", 1)[0]
+    section = readme.split("## Your own task", 1)[1].split("\n## ", 1)[0]
     (config,) = re.findall(r"```jsonnet\n(.*?)```", section, re.DOTALL)
     rows = ["id\tfirst\tsecond\tverdict"] + [
         f"{i}\t{a}\t{b}\t{label}"
