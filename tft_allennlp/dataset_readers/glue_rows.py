@@ -24,7 +24,12 @@ from typing import TYPE_CHECKING, Any, Iterator, List, NamedTuple, Optional, Seq
 from allennlp.common.checks import ConfigurationError
 from allennlp.common.file_utils import cached_path
 
-from tft_allennlp.common.input_problems import InputProblems, parse_json, read_lines
+from tft_allennlp.common.input_problems import (
+    InputProblems,
+    MalformedInputError,
+    parse_json,
+    read_lines,
+)
 from tft_allennlp.common.sentence_tasks import Column, SentenceTask
 
 if TYPE_CHECKING:  # for annotations only
@@ -86,7 +91,10 @@ def _records(
             yield fed[0], fields
             fed.clear()
     except csv.Error as error:
-        raise ConfigurationError(f"{problems.source}:{fed[0] if fed else 1}: {error}") from None
+        # The reader cannot resynchronise after a broken record: the read stops, lenient or not.
+        raise MalformedInputError(
+            f"{problems.source}:{fed[0] if fed else 1}: invalid CSV: {error}"
+        ) from None
 
 
 def _position(columns: Sequence[str], column: Optional[Column]) -> Optional[int]:
