@@ -74,7 +74,7 @@ def test_a_tiny_run_prints_progress_and_results_only(tmp_path, tiny_bert):
     assert sum('"validation_f1"' in line for line in printed) == 1  # the final metrics
     # 38 lines: the reuse warning, the parameter count, "Epoch 0/0", the epoch's metrics table
     # (6) and the final metrics (20), and the progress bars of the vocabulary, training and
-    # validation (9 lines through a pipe, fewer on a terminal). AllenNLP's log had 278 here.
+    # validation (9 lines through a pipe, fewer on a terminal). Before: 249 (docs/runs.md).
     assert len(printed) <= 40, "\n".join(printed)
     log = (folder / "run/out.log").read_text()
     assert log.count("common.params") > 50 and "Number of trainable parameters" in log
