@@ -4,7 +4,8 @@
 AllenNLP refuses any non-empty directory without `--recover` or `--force`, so a run that failed
 before it trained anything (a wrong path, an unset model variable) blocked the same command from
 running again. With the plugin loaded, a directory that holds only what such a run writes
-before its first checkpoint (`config.json`, `meta.json`, `out.log`, `vocabulary/`) is cleared
+before its first checkpoint (`config.json`, `meta.json`, `out.log`, `vocabulary/`, the copied
+`pretrained_transformers/` files) is cleared
 and reused, with a warning; a directory with anything else (a checkpoint, weights, metrics, a
 file of the user's) is refused as before, with a message that says what to add.
 """
@@ -17,10 +18,20 @@ from typing import Any, Callable
 
 from allennlp.common.checks import ConfigurationError
 
+from tft_allennlp.common.transformer_source import ARCHIVED_TRANSFORMERS
+
 logger = logging.getLogger(__name__)
 
-# What `allennlp train` writes before its first checkpoint.
-LEFT_BY_A_FAILED_START = ("config.json", "meta.json", "out.log", "out_worker*.log", "vocabulary")
+# What `allennlp train` writes before its first checkpoint (with the copies of the checkpoint's
+# config and tokenizer files that the plugin's components keep for the archive).
+LEFT_BY_A_FAILED_START = (
+    "config.json",
+    "meta.json",
+    "out.log",
+    "out_worker*.log",
+    "vocabulary",
+    ARCHIVED_TRANSFORMERS,
+)
 
 
 def left_by_a_failed_start(directory: str) -> bool:
