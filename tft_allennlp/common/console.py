@@ -30,6 +30,8 @@ _RESULT_LOGGERS = (
     "allennlp.training.callbacks.console_logger",  # each epoch's metrics table
     "allennlp.commands.evaluate",
     "tft_allennlp.commands",
+    "tft_allennlp.experiments",  # tft-experiment's progress: runs started, finished, reused
+    "tft_allennlp.alignment",  # tft-align's choices (e.g. the spaCy model it fell back to)
     "tft_allennlp.training.callbacks.parameter_counts",
 )
 _RESULT_PREFIXES = ("Metrics:", "Epoch ", "Finished evaluating")
