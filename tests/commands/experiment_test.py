@@ -1412,7 +1412,10 @@ def test_a_task_of_ones_own_runs_by_name_in_the_grid(tmp_path, tiny_bert):
     for row in rows:
         assert row["combined_score"] == pytest.approx((row["accuracy"] + row["f1"]) / 2)
     assert "PARAPHRASE F1" in open(os.path.join(spec.output_dir, "results.md")).read()
-    with pytest.raises(ConfigurationError, match="cross, adapter and smart strategies only"):
-        ExperimentSpec(**{**spec.__dict__, "strategies": ["siamese_softmax"]})
+    # The Siamese strategies skip it; the multitask ones take GLUE tasks only.
+    siamese = ExperimentSpec(**{**spec.__dict__, "strategies": ["cross", "siamese_softmax"]})
+    assert [run.strategy for run in siamese.glue_runs({})] == ["cross"]
+    with pytest.raises(ConfigurationError, match="not run under the multitask strategies"):
+        ExperimentSpec(**{**spec.__dict__, "strategies": ["multitask_shuffled"]})
     with pytest.raises(ConfigurationError, match="not a GLUE task's"):
         ExperimentSpec(**{**spec.__dict__, "custom_tasks": {"mrpc": paraphrase}})

@@ -26,8 +26,8 @@ from typing import (
 
 from scipy import stats
 
-from tft_allennlp.common.glue_tasks import GLUE_TASKS
 from tft_allennlp.experiments.report import METRIC_NAMES, _with_strategy
+from tft_allennlp.experiments.tasks import task_named
 from tft_allennlp.experiments.variants import SEEDED, VARIANTS, split_variant
 
 # The coordinates of a run besides the compared factor and the seed.
@@ -191,7 +191,7 @@ def paired_comparisons(
         if control is None:
             continue
         coordinates = dict(zip(COORDINATES, key))
-        for metric in GLUE_TASKS[coordinates["task"]].metrics:
+        for metric in task_named(coordinates["task"]).metrics:
             difference = paired_difference(
                 {seed: 100 * row[metric] for seed, row in by_seed.items() if metric in row},
                 {seed: 100 * row[metric] for seed, row in control.items() if metric in row},
@@ -231,7 +231,7 @@ def paired_table(
         return ""
     seeds = len({row["seed"] for row in rows})
     tasks = sorted({row["task"] for row in rows})
-    columns = [(task, metric) for task in tasks for metric in GLUE_TASKS[task].metrics]
+    columns = [(task, metric) for task in tasks for metric in task_named(task).metrics]
     other = "strategy" if factor == "variant" else "variant"
     cells: Dict[Tuple, Dict[Tuple[str, str], str]] = {}
     for coordinates, metric, difference in comparisons:

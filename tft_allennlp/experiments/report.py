@@ -10,7 +10,7 @@ import os
 import statistics
 from typing import Any, Dict, List, Sequence, Tuple
 
-from tft_allennlp.common.glue_tasks import GLUE_TASKS
+from tft_allennlp.experiments.tasks import task_named
 
 METRIC_NAMES = {
     "accuracy": "Acc",
@@ -37,7 +37,7 @@ def write_csv(rows: List[Dict[str, Any]], path: str) -> None:
         writer = csv.writer(handle)
         writer.writerow([*keys, "candidate", "seed", "metric", "value", "directory", "strategy"])
         for row in _with_strategy(rows):
-            for metric in GLUE_TASKS[row["task"]].metrics + ("combined_score", TRAINABLE):
+            for metric in task_named(row["task"]).metrics + ("combined_score", TRAINABLE):
                 if metric in row:
                     coordinates = [*(row[key] for key in keys), row["candidate"], row["seed"]]
                     writer.writerow(
@@ -50,7 +50,7 @@ def summarize(rows: List[Dict[str, Any]]) -> Dict[Tuple, Dict[str, List[float]]]
     groups: Dict[Tuple, Dict[str, List[float]]] = {}
     for row in _with_strategy(rows):
         values = groups.setdefault(tuple(row[key] for key in KEYS), {})
-        for metric in GLUE_TASKS[row["task"]].metrics:
+        for metric in task_named(row["task"]).metrics:
             values.setdefault(metric, []).append(100 * row[metric])
     return groups
 
@@ -76,7 +76,7 @@ def markdown_table(rows: List[Dict[str, Any]]) -> str:
     with_strategy = strategies != [CROSS]
     seeds = sorted({row["seed"] for row in rows})
     tasks = sorted({row["task"] for row in rows})
-    columns = [(task, metric) for task in tasks for metric in GLUE_TASKS[task].metrics]
+    columns = [(task, metric) for task in tasks for metric in task_named(task).metrics]
     variants = list(dict.fromkeys(row["variant"] for row in rows))
     lines_of = [(strategy, variant) for strategy in strategies for variant in variants]
     sizes = sorted({row["train_size"] for row in rows}, key=_size_order)
@@ -248,7 +248,7 @@ def plot(rows: List[Dict[str, Any]], path: str) -> None:
     several_bases = len({base for base, _ in series}) > 1
     for r, recipe in enumerate(recipes):
         for t, task in enumerate(tasks):
-            axis, metric = axes[r][t], GLUE_TASKS[task].metrics[0]
+            axis, metric = axes[r][t], task_named(task).metrics[0]
             if task in ("mrpc", "qqp"):
                 metric = "f1"
             ran = {key[2] for key in groups if key[3:5] == (recipe, task)}

@@ -26,7 +26,7 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
 from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
 
-from tft_allennlp.common.glue_tasks import GLUE_TASKS, get_glue_task
+from tft_allennlp.common.glue_tasks import get_glue_task
 from tft_allennlp.experiments.runs import (
     GlueRun,
     InjectionRun,
@@ -35,7 +35,12 @@ from tft_allennlp.experiments.runs import (
 )
 from tft_allennlp.experiments.strategies import FineTuningStrategy
 from tft_allennlp.experiments.strategies.cross import CROSS
-from tft_allennlp.experiments.strategies.fine_tuning_strategy import CONFIGS_ROOT
+from tft_allennlp.experiments.strategies.fine_tuning_strategy import (
+    CONFIGS_ROOT,
+    JsonnetCall,
+    glue_config,
+)
+from tft_allennlp.experiments.tasks import define_custom_task, task_named
 from tft_allennlp.experiments.variants import SEEDED, VARIANTS, Variant
 
 # The recipe label of the runs that use the sweep's choice.
@@ -58,8 +63,7 @@ def sweep_point_name(point: Dict[str, Any]) -> str:
 
 def selection_metric(task: str) -> str:
     """The dev score the sweep maximises: the mean of the task's metrics, or its only one."""
-    metrics = get_glue_task(task).metrics
-    return "combined_score" if len(metrics) > 1 else metrics[0]
+    return task_named(task).validation_metric
 
 
 def strategy_named(name: str) -> FineTuningStrategy:
@@ -77,7 +81,13 @@ class ExperimentSpec:
     base_models : `Dict[str, str]`
         Short name -> hub name or local checkpoint directory.
     tasks : `List[str]`
-        GLUE task names (`mrpc`, `stsb`, ...).
+        GLUE task names (`mrpc`, `stsb`, ...) and names of `custom_tasks`.
+    custom_tasks : `Dict[str, Dict[str, Any]]`, optional
+        Tasks of the user's own, by name: `{"paraphrase": {"task": {...}, "train_data_path":
+        "...", "validation_data_path": "..."}}`, `task` being the description a config's
+        reader and model take (docs/tasks.md). They run with the recipe of
+        `common/task.libsonnet` (GLUE's), under the `cross`, adapter and `smart` strategies
+        (the Siamese ones skip them; multitask strategies take GLUE tasks only).
     glue_dir : `str`
         The official GLUE layout, `$glue_dir/MRPC/train.tsv`, ...
     variants : `List[str]`, optional (default = `["none", "tft"]`)
@@ -172,6 +182,7 @@ class ExperimentSpec:
     base_models: Dict[str, str]
     tasks: List[str]
     glue_dir: str
+    custom_tasks: Dict[str, Dict[str, Any]] = field(default_factory=dict)
     variants: List[str] = field(default_factory=lambda: ["none", "tft"])
     base_variants: Dict[str, List[str]] = field(default_factory=dict)
     reference_base: Optional[str] = None
@@ -195,8 +206,11 @@ class ExperimentSpec:
     reuse_from: List[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
+        for name, custom in self.custom_tasks.items():
+            define_custom_task(name, custom)
         for task in self.tasks:
-            get_glue_task(task)
+            if task not in self.custom_tasks:
+                get_glue_task(task)
         self._check_strategies()
         self._check_variants()
         self._check_grid()
@@ -214,8 +228,10 @@ class ExperimentSpec:
             raise ConfigurationError(
                 f"strategy_overrides names strategies the grid does not run: {stray}."
             )
-        label_sets = {GLUE_TASKS[task].labels for task in self.tasks} - {()}
+        label_sets = {task_named(task).labels for task in self.tasks} - {()}
         multitask = any(strategy_named(s).trains_all_tasks for s in self.strategies)
+        if multitask and self.custom_tasks:
+            raise ConfigurationError("custom_tasks do not run under the multitask strategies.")
         if multitask and len(label_sets) > 1:
             raise ConfigurationError(
                 "A multitask run shares one label namespace: its classification tasks need the "
@@ -440,6 +456,11 @@ class ExperimentSpec:
         )
         config = os.path.join(CONFIGS_ROOT, "glue", f"{task}.jsonnet")
         call, config_text = strategy.config(tasks), None
+        custom = self.custom_tasks.get(task)
+        if custom is not None:
+            # The task's own config: the recipe of common/task.libsonnet on its description.
+            own = JsonnetCall("task", keywords={**custom, "task": {"name": task, **custom["task"]}})
+            call = own if call is None else call.replacing(glue_config(task), own)
         if call is not None:
             config = os.path.join(self.output_dir, "configs", f"{strategy_name}_{name}.jsonnet")
             subject = f"strategy {strategy_name}" + (

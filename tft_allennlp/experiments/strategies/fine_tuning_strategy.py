@@ -47,16 +47,31 @@ class JsonnetCall:
 
     def text(self, comment: str) -> str:
         path = os.path.join(CONFIGS_ROOT, "common", f"{self.library}.libsonnet")
-        given = [*map(_argument, self.arguments)]
-        given += [f"{name}={_argument(value)}" for name, value in (self.keywords or {}).items()]
         return (
             f"// {comment}\n"
             f"local {self.library} = import '{path}';\n"
-            f"{self.library}({', '.join(given)})\n"
+            f"{self.library}({self._given()})\n"
         )
+
+    def expression(self) -> str:
+        """The call as one jsonnet expression, also an argument of another call."""
+        path = os.path.join(CONFIGS_ROOT, "common", f"{self.library}.libsonnet")
+        return f"(import '{path}')({self._given()})"
+
+    def _given(self) -> str:
+        given = [*map(_argument, self.arguments)]
+        given += [f"{name}={_argument(value)}" for name, value in (self.keywords or {}).items()]
+        return ", ".join(given)
+
+    def replacing(self, old: Any, new: Any) -> "JsonnetCall":
+        """The same call with the argument `old` replaced by `new` (a task's own config)."""
+        keywords = {k: new if v == old else v for k, v in (self.keywords or {}).items()}
+        return JsonnetCall(self.library, [new if a == old else a for a in self.arguments], keywords)
 
 
 def _argument(value: Any) -> str:
+    if isinstance(value, JsonnetCall):
+        return value.expression()
     return str(value) if isinstance(value, ConfigImport) else json.dumps(value)
 
 
