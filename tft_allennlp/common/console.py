@@ -19,7 +19,7 @@ import os
 import sys
 import warnings
 from types import TracebackType
-from typing import Any, Callable, Optional, Type
+from typing import Any, Callable, List, Optional, Type
 
 logger = logging.getLogger(__name__)
 
@@ -135,7 +135,7 @@ def model_hint(error: BaseException) -> Optional[str]:
     if "TFT_MODEL" in os.environ:
         return None
     default = CONFIG_DEFAULTS["TFT_MODEL"]
-    texts = []
+    texts: List[str] = []
     cause: Optional[BaseException] = error
     while cause is not None and len(texts) < 10:
         texts.append(f"{type(cause).__name__}: {cause}")

@@ -175,7 +175,7 @@ class SentenceTask:
             raise ConfigurationError(
                 f"task {name!r}: unknown keys {unknown}; a task description takes {known}."
             )
-        values = {
+        values: Dict[str, Any] = {
             key: tuple(value) if isinstance(value, list) else value
             for key, value in description.items()
         }

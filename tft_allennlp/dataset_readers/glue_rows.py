@@ -137,6 +137,7 @@ def delimited_rows(path: str, task: SentenceTask, problems: InputProblems) -> It
                 else f"{problems.source}:{line_number}: no column {column}: the file has "
                 f"{len(columns)}"
             )
+    assert sentence1_at is not None  # checked above
     label_at = _position(columns, task.label)
     index_at = _position(columns, task.index)
     separator = _SEPARATORS[task.format]

@@ -14,7 +14,7 @@ import fnmatch
 import logging
 import os
 import shutil
-from typing import Any, Callable
+from typing import Any, Callable, Union
 
 from allennlp.common.checks import ConfigurationError
 
@@ -51,8 +51,9 @@ def install() -> None:
         return
 
     def _create_serialization_dir(
-        params: Any, serialization_dir: str, recover: bool, force: bool
+        params: Any, serialization_dir: Union[str, "os.PathLike[str]"], recover: bool, force: bool
     ) -> None:
+        serialization_dir = str(serialization_dir)
         exists = os.path.isdir(serialization_dir) and os.listdir(serialization_dir)
         if exists and not (recover or force):
             if not left_by_a_failed_start(serialization_dir):
