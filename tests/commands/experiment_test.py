@@ -869,6 +869,32 @@ def test_a_run_made_before_archives_held_their_encoder_files_is_reusable(tmp_pat
     assert find_reusable(run, other, str(tmp_path / "b"), grids) is None
 
 
+def test_a_run_whose_config_declared_its_task_labels_is_reusable(tmp_path):
+    run = InjectionRun("tiny", "tft", str(tmp_path / "b/injection/tiny/tft"))
+    theirs = tmp_path / "a/injection/tiny/tft"
+    (theirs / "encoder").mkdir(parents=True)
+    (theirs / "encoder/config.json").write_text("{}")
+    (theirs / "metrics.json").write_text("{}")
+    grids = [str(tmp_path / "a")]
+
+    def config(task, **vocabulary):
+        return {"vocabulary": {"type": "from_instances", **vocabulary}, "model": {"task": task}}
+
+    # Before, the configs declared each task's labels; now the model adds them itself.
+    for task, labels in [("mrpc", ["0", "1"]), ("stsb", []), ("rte", RTE_LABELS)]:
+        (theirs / "config.json").write_text(
+            json.dumps(config(task, tokens_to_add={"labels": labels}))
+        )
+        assert find_reusable(run, config(task), str(tmp_path / "b"), grids) == grids[0]
+    # Labels in another order, or another namespace, make another vocabulary.
+    for vocabulary in [{"labels": ["1", "0"]}, {"labels": ["0", "1"], "tags": ["x"]}]:
+        (theirs / "config.json").write_text(json.dumps(config("mrpc", tokens_to_add=vocabulary)))
+        assert find_reusable(run, config("mrpc"), str(tmp_path / "b"), grids) is None
+
+
+RTE_LABELS = ["entailment", "not_entailment"]
+
+
 def test_metric_epoch_best_reports_the_best_epochs_scores(tmp_path):
     spec = ExperimentSpec(
         output_dir=str(tmp_path),

@@ -28,7 +28,9 @@ import shutil
 from typing import Any, Dict, List, Optional, Sequence, TypeVar
 
 from allennlp.common import Params
+from allennlp.common.checks import ConfigurationError
 
+from tft_allennlp.common.sentence_tasks import resolve_task
 from tft_allennlp.common.transformer_source import ARCHIVED_TRANSFORMERS
 from tft_allennlp.experiments.outcomes import is_finished, read_fingerprint
 from tft_allennlp.experiments.runs import GlueRun, InjectionRun, Run
@@ -207,10 +209,13 @@ def _trained(config: Dict[str, Any]) -> Dict[str, Any]:
     `config` as far as it decides what the run trains: without the trainer callbacks of
     `RECORD_ONLY_CALLBACKS`, and without how the archive stores its encoder (`include_in_archive`;
     the `tft_pretrained_transformer` tokenizer and indexers, which tokenize as AllenNLP's
-    `pretrained_transformer` ones and only also copy the checkpoint's files into the archive).
+    `pretrained_transformer` ones and only also copy the checkpoint's files into the archive),
+    and without a vocabulary section that declares no more than the task's own labels, which
+    the model now puts into the vocabulary itself, in the same order.
     """
     config = {key: _storage_neutral(key, value) for key, value in config.items()}
     config.pop("include_in_archive", None)
+    config = _without_task_labels(config)
     trainer = config.get("trainer", {})
     callbacks = trainer.get("callbacks")
     if not isinstance(callbacks, list):
@@ -219,6 +224,22 @@ def _trained(config: Dict[str, Any]) -> Dict[str, Any]:
         c for c in callbacks if not (isinstance(c, dict) and c.get("type") in RECORD_ONLY_CALLBACKS)
     ]
     return {**config, "trainer": {**trainer, "callbacks": kept}}
+
+
+def _without_task_labels(config: Dict[str, Any]) -> Dict[str, Any]:
+    """`config` without `vocabulary.tokens_to_add` where it holds exactly its task's labels."""
+    vocabulary = config.get("vocabulary")
+    task = config.get("model", {}).get("task")
+    if not isinstance(vocabulary, dict) or "tokens_to_add" not in vocabulary or task is None:
+        return config
+    try:
+        labels = list(resolve_task(task).labels or [])
+    except ConfigurationError:
+        return config
+    if vocabulary["tokens_to_add"] != {"labels": labels}:
+        return config
+    vocabulary = {key: value for key, value in vocabulary.items() if key != "tokens_to_add"}
+    return {**config, "vocabulary": vocabulary}
 
 
 def _storage_neutral(key: str, value: Any) -> Any:
