@@ -2,12 +2,15 @@ import json
 
 import pytest
 
+from tests import FIXTURES_ROOT
 from tft_allennlp.alignment.evaluation import (
     consistent,
     evaluate_word_alignment,
     parse_links,
+    read_multimwa,
     read_word_alignment_gold,
 )
+from tft_allennlp.alignment.pipeline import Aligner, evaluate_against_word_links, gold_format
 from tft_allennlp.common.input_problems import MalformedInputError
 
 SENTENCES = {
@@ -111,3 +114,80 @@ def test_bad_gold_names_the_file_and_line(tmp_path):
     (tmp_path / "empty.jsonl").write_text("\n")
     with pytest.raises(MalformedInputError, match="empty.jsonl"):
         read_word_alignment_gold(str(tmp_path / "empty.jsonl"))
+
+
+MULTIMWA = FIXTURES_ROOT / "alignment/multimwa_sample.tsv"
+
+
+def test_multimwa_lines_keep_their_tokens_and_links():
+    flute, council = read_multimwa(str(MULTIMWA))
+    assert flute.id == "0" and flute.target == ["a", "man", "plays", "the", "flute", "."]
+    assert flute.sure == {(0, 0), (1, 1), (3, 2), (5, 4), (6, 5)}
+    # P is the sure links and the possible-only ones of column 9.
+    assert flute.possible == flute.sure | {(2, 2), (4, 3)}
+    assert council.source == ["the", "council", "approved", "the", "plan", "yesterday"]
+    assert council.possible - council.sure == {(2, 4)}
+
+
+def test_bad_multimwa_lines_name_the_file_and_line(tmp_path):
+    good = MULTIMWA.read_text().splitlines()[0]
+    fields = good.split("\t")
+    for bad, message in [
+        ("\t".join(fields[:8]), "expected at least 9 tab-separated columns"),
+        ("\t".join(fields[:1] + ["a  man"] + fields[2:]), "source sentence has an empty token"),
+        ("\t".join(fields[:7] + ["0-0 9-1"] + fields[8:]), "link 9-1 is out of range"),
+    ]:
+        path = tmp_path / "bad.tsv"
+        path.write_text(good + "\n" + bad + "\n")
+        with pytest.raises(MalformedInputError, match=f"bad.tsv:2: {message}"):
+            read_multimwa(str(path))
+
+
+def test_word_f1_identical_coverage_and_given_word_links(tmp_path):
+    golds = read_multimwa(str(MULTIMWA))
+    # Flute: a ~ a, playing ~ plays, flute ~ flute; council: council ~ council.
+    predictions = [
+        [((0, 0), (0, 0)), ((3, 3), (2, 2)), ((5, 5), (4, 4))],
+        [((1, 1), (8, 8))],
+    ]
+    scores = evaluate_word_alignment(golds, predictions)
+    # 4 links, all sure; 11 sure links: P 1, R 4/11, F1 2PR/(P+R) = 8/15, AER 1 - 8/15.
+    assert scores["word_recall"] == pytest.approx(4 / 11)
+    assert scores["word_f1"] == pytest.approx(8 / 15)
+    assert scores["word_aer"] == pytest.approx(7 / 15)
+    # Sure links between identical words: a-a, man-man, flute-flute, .-. and the-the twice,
+    # council, plan, yesterday: 9, of which a-a, flute-flute, council-council covered.
+    assert scores["phrase_recall_identical"] == pytest.approx(3 / 9)
+    # Different words: playing-plays (covered), approved-passed (not).
+    assert scores["phrase_recall_non_identical"] == 0.5
+    # Word links given apart from the pairs for the flute: playing ~ plays (sure) and is ~ the
+    # (not even possible); council ~ council from the pairs: P 2/3, R 2/11.
+    links = [{(3, 2), (2, 3)}, None]  # None: the pairs' single words stand for the links
+    scores = evaluate_word_alignment(golds, predictions, word_links=links)
+    assert scores["links"] == 3 and scores["links_in_possible"] == 2
+    assert scores["word_precision"] == pytest.approx(2 / 3)
+    assert scores["word_recall"] == pytest.approx(2 / 11)
+
+
+def test_gold_layouts_are_recognised(tmp_path):
+    assert gold_format(str(MULTIMWA)) == "multimwa"
+    assert gold_format(write(tmp_path / "links.jsonl", GOLD)) == "word_links"
+    assert gold_format(str(FIXTURES_ROOT / "alignment/gold.jsonl")) == "phrase_pairs"
+
+
+def test_the_default_aligner_on_multimwa_by_hand():
+    """`tft-align --evaluate` on MultiMWA's layout: the tokens stay as given (the test's links
+    point at them), and every figure is counted by hand from the aligner's output: word links
+    playing ~ plays, man ~ man, flute ~ flute; council ~ council, plan ~ plan, yesterday ~
+    yesterday (all sure: 6 of 11 sure links); pairs "a man", "man", "is playing a flute" / "plays
+    the flute", "playing" / "plays", "a flute" / "the flute", "flute"; "the council", "council",
+    "the plan", "plan", "yesterday": 11 pairs, all consistent, 3 of them non-identical."""
+    scores = evaluate_against_word_links(str(MULTIMWA), Aligner("en_core_web_sm"))
+    assert (scores["links"], scores["links_in_sure"], scores["sure"]) == (6, 6, 11)
+    assert scores["word_f1"] == pytest.approx(12 / 17)
+    assert scores["word_aer"] == pytest.approx(5 / 17)
+    assert (scores["pairs"], scores["consistent"], scores["non_identical"]) == (11, 11, 3)
+    assert scores["phrase_precision_non_identical"] == 1.0
+    # Different words: playing-plays covered, approved-passed not; identical: all but ". ~ .".
+    assert scores["phrase_recall_non_identical"] == 0.5
+    assert scores["phrase_recall_identical"] == pytest.approx(8 / 9)

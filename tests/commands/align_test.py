@@ -196,3 +196,20 @@ def test_an_unknown_spacy_model_stops_before_any_worker_starts(tmp_path, workers
     assert not (tmp_path / "out.jsonl").exists()
     # en_core_web_sm falls back to its PyPI twin, installed here.
     assert Aligner("en_core_web_sm").split_words("A man.") == ["A", "man", "."]
+
+
+def test_evaluate_reads_multimwa_and_names_a_bad_line(tmp_path):
+    gold = FIXTURES_ROOT / "alignment/multimwa_sample.tsv"
+    bad = tmp_path / "bad.tsv"
+    bad.write_text(gold.read_text().replace("0-7 1-8", "0-7 1-9"))
+    good, broken = forked_allennlp(
+        ["tft-align", "--evaluate", str(gold)], ["tft-align", "--evaluate", str(bad)]
+    )
+    assert good.returncode == 0, good.stderr[-2000:]
+    # The figures of tests/alignment/evaluation_test.py, counted by hand.
+    scores = json.loads(good.stdout.strip().splitlines()[-1])
+    assert (scores["links"], scores["pairs"], scores["phrase_recall_non_identical"]) == (6, 11, 0.5)
+    assert broken.returncode == 1
+    assert broken.stderr.strip().splitlines()[-1] == (
+        f"tft-align: {bad}:2: link 1-9 is out of range (6 source, 9 target words)"
+    )

@@ -1,7 +1,13 @@
 """
-Scores an aligner against word-alignment gold in the format of the published monolingual
-word-alignment benchmarks: for each sentence pair, sure links S and possible links P between
-word indices (P contains S), written `i-j` as in Pharaoh/Moses files. One JSON object per line:
+Scores an aligner against word-alignment gold: for each sentence pair, sure links S and
+possible links P between word indices (P contains S), written `i-j` as in Pharaoh/Moses files.
+Two layouts are read.
+
+MultiMWA's own (Lan et al., 2021; `read_multimwa`), one tab-separated pair per line: an id,
+sentence 1 (space-tokenized), `N/A`, sentence 2 (space-tokenized), `N/A`, two flags, the sure
+links, the possible-only links, and trailing empty fields. The given tokens are the words.
+
+The project's JSON lines (`read_word_alignment_gold`), one object per line:
 
     {"id": "3214358_3214672", "source_length": 19, "target_length": 21,
      "sure": "0-3 1-? ...", "possible": "2-7 ..."}
@@ -12,17 +18,19 @@ possible but not sure; P = sure + possible). The words are either in the line (`
 split as `allennlp tft-align` splits them; `source_length`/`target_length` then check that the
 split is the annotated one. So gold for data that may not be redistributed holds no text.
 
-Word level (the aligner's single-word phrase pairs are its word links A):
-precision `|A & P| / |A|`, recall `|A & S| / |S|`, alignment error rate
-`1 - (|A & S| + |A & P|) / (|A| + |S|)` (Och & Ney, 2003).
+Word level, for the aligner's word links A (the record's `word_links`; for an aligner that
+writes none, its single-word phrase pairs): precision `|A & P| / |A|`, recall `|A & S| / |S|`,
+their harmonic mean F1, and the alignment error rate `1 - (|A & S| + |A & P|) / (|A| + |S|)`
+(Och & Ney, 2003).
 
 Phrase level: a predicted phrase pair is *consistent* with the gold when a gold link (sure or
 possible) joins its two spans and no sure link leaves either span (a sure link from a word
 inside one span to a word outside the other). Precision is the fraction of predicted pairs that
 are consistent, reported for all pairs, for identical pairs (the same words, ignoring case) and
-for non-identical ones, which are what injection learns most from. Recall is the fraction of
-sure links covered by a consistent predicted pair (both words inside it), for all sure links and
-for those between different words.
+for non-identical ones, which are what injection learns most from. Recall, or coverage, is the
+fraction of sure links covered by a consistent predicted pair (both words inside it), for all
+sure links, for those between identical words and for those between different words (the
+coverage of non-identical pairs).
 
 Consistency forgives a span that holds words the other side lacks ("the IDE development
 community" / "the IDE community" is consistent when "development" is linked to nothing). So,
@@ -36,7 +44,12 @@ import csv
 from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 from tft_allennlp.common.aligned_corpus import PhrasePair
-from tft_allennlp.common.input_problems import InputProblems, parse_json, read_raw_lines
+from tft_allennlp.common.input_problems import (
+    InputProblems,
+    parse_json,
+    read_lines,
+    read_raw_lines,
+)
 
 Link = Tuple[int, int]
 
@@ -66,6 +79,47 @@ def parse_links(text: str, source_length: int, target_length: int) -> Set[Link]:
             )
         links.add((i, j))
     return links
+
+
+# MultiMWA's columns: id, sentence 1, N/A, sentence 2, N/A, two flags, sure, possible, (empty).
+MULTIMWA_COLUMNS = {"id": 0, "source": 1, "target": 3, "sure": 7, "possible": 8}
+
+
+def read_multimwa(path: str) -> List[WordAlignmentGold]:
+    """
+    The gold pairs of a MultiMWA file (see the module's description), words as given: split at
+    single spaces, so that link indices point at the annotated tokens. A line with too few
+    columns, an empty token or a link out of range is an error naming `file:line`.
+    """
+    problems = InputProblems(path)
+    golds = []
+    for number, text in read_lines(path, problems):
+        if not text.strip():
+            continue
+        fields = text.split("\t")
+        try:
+            if len(fields) <= MULTIMWA_COLUMNS["possible"]:
+                raise ValueError(
+                    f"expected at least {MULTIMWA_COLUMNS['possible'] + 1} tab-separated "
+                    f"columns (MultiMWA), found {len(fields)}"
+                )
+            words = []
+            for side in ("source", "target"):
+                tokens = fields[MULTIMWA_COLUMNS[side]].split(" ")
+                if not all(tokens):
+                    raise ValueError(f"{side} sentence has an empty token (two spaces in a row?)")
+                words.append(tokens)
+            source, target = words
+            sure = parse_links(fields[MULTIMWA_COLUMNS["sure"]], len(source), len(target))
+            possible = parse_links(fields[MULTIMWA_COLUMNS["possible"]], len(source), len(target))
+        except ValueError as error:
+            problems.reject(number, str(error))
+            continue
+        identifier = fields[MULTIMWA_COLUMNS["id"]]
+        golds.append(WordAlignmentGold(identifier, source, target, sure, sure | possible))
+    if not golds:
+        problems.require_records("gold pairs", "it has no gold lines")
+    return golds
 
 
 def glue_pair_sentences(path: str) -> Dict[str, Tuple[str, str]]:
@@ -158,7 +212,7 @@ def _content_linked_inside(
     ) and all(j in target_linked for j in range(target_start, target_end + 1) if target_content[j])
 
 
-def _ratio(numerator: int, denominator: int) -> float:
+def _ratio(numerator: float, denominator: float) -> float:
     return numerator / denominator if denominator else 0.0
 
 
@@ -172,11 +226,13 @@ def evaluate_word_alignment(
     golds: Iterable[WordAlignmentGold],
     predictions: Iterable[List[PhrasePair]],
     content: Optional[Iterable[Tuple[Sequence[bool], Sequence[bool]]]] = None,
+    word_links: Optional[Iterable[Optional[Set[Link]]]] = None,
 ) -> Dict[str, float]:
     """
     Word- and phrase-level scores (see the module's description) over all pairs; with
     `content` (per pair, which source and which target words are content words), the exact
-    scores too.
+    scores too. `word_links` are the aligner's word links per pair; where it is not given (or
+    is None for a pair), the single-word pairs of `predictions` stand for them.
     """
     counts = dict.fromkeys(
         [
@@ -189,6 +245,8 @@ def evaluate_word_alignment(
             "identical",
             "identical_consistent",
             "sure_covered",
+            "sure_identical",
+            "sure_identical_covered",
             "sure_different",
             "sure_different_covered",
             "exact",
@@ -199,9 +257,12 @@ def evaluate_word_alignment(
         0,
     )
     contents = iter(content) if content is not None else None
+    given_links = iter(word_links) if word_links is not None else None
     for gold, pairs in zip(golds, predictions):
         words = next(contents) if contents is not None else None
-        links = {(s[0], t[0]) for s, t in pairs if s[0] == s[1] and t[0] == t[1]}
+        links = next(given_links) if given_links is not None else None
+        if links is None:
+            links = {(s[0], t[0]) for s, t in pairs if s[0] == s[1] and t[0] == t[1]}
         counts["links"] += len(links)
         counts["links_in_possible"] += len(links & gold.possible)
         counts["links_in_sure"] += len(links & gold.sure)
@@ -228,14 +289,23 @@ def evaluate_word_alignment(
                 counts["sure_different"] += 1
                 counts["sure_different_covered"] += covered
                 counts["sure_different_exact_covered"] += covered_exactly
+            else:
+                counts["sure_identical"] += 1
+                counts["sure_identical_covered"] += covered
+    word_precision = _ratio(counts["links_in_possible"], counts["links"])
+    word_recall = _ratio(counts["links_in_sure"], counts["sure"])
     scores = {
-        "word_precision": _ratio(counts["links_in_possible"], counts["links"]),
-        "word_recall": _ratio(counts["links_in_sure"], counts["sure"]),
+        "word_precision": word_precision,
+        "word_recall": word_recall,
+        "word_f1": _ratio(2 * word_precision * word_recall, word_precision + word_recall),
         "word_aer": 1.0
         - _ratio(
             counts["links_in_sure"] + counts["links_in_possible"], counts["links"] + counts["sure"]
         ),
         **_pair_scores(counts, "phrase", "consistent", "covered"),
+        "phrase_recall_identical": _ratio(
+            counts["sure_identical_covered"], counts["sure_identical"]
+        ),
         **{key: float(value) for key, value in counts.items()},
         "non_identical": float(counts["pairs"] - counts["identical"]),
         "non_identical_consistent": float(counts["consistent"] - counts["identical_consistent"]),

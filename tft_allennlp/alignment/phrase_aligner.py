@@ -651,4 +651,5 @@ def align(
         source.phrases,
         target.phrases,
         align_phrases(source, target, links, content_checks, tightest_spans),
+        word_links=[list(link) for link in sorted(links)],
     )

@@ -17,8 +17,10 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.common.util import import_module_and_submodules
 
 from tft_allennlp.alignment.evaluation import (
+    MULTIMWA_COLUMNS,
     evaluate_word_alignment,
     glue_pair_sentences,
+    read_multimwa,
     read_word_alignment_gold,
 )
 from tft_allennlp.alignment.phrase_aligner import CONTENT_POS, ParsedSentence, parse_to_sentence
@@ -60,12 +62,21 @@ class Aligner:
         return [token.text for token in self._nlp.tokenizer(_normalized(text))]
 
     def parse_words(self, words: List[str]) -> ParsedSentence:
+        return self.parse_word_lists([words])[0]
+
+    def parse_word_lists(self, sentences: Sequence[List[str]]) -> List[ParsedSentence]:
+        """Sentences already split into words, parsed as split: spaCy tags and parses the given
+        tokens, so that word indices are those of the input."""
         from spacy.tokens import Doc
 
-        return parse_to_sentence(self._nlp(Doc(self._nlp.vocab, words=words)))
+        docs = (Doc(self._nlp.vocab, words=words) for words in sentences)
+        return [parse_to_sentence(doc) for doc in self._nlp.pipe(docs)]
 
     def align(self, source: ParsedSentence, target: ParsedSentence) -> Dict:
         return self._phrase_aligner.align(source, target)
+
+    def align_batch(self, pairs: Sequence[Tuple[ParsedSentence, ParsedSentence]]) -> List[Dict]:
+        return self._phrase_aligner.align_batch(pairs)
 
     def align_texts(self, pairs: Sequence[Tuple[int, str, str]]) -> List[Tuple[int, str]]:
         """
@@ -201,39 +212,57 @@ def align_stream(
             yield from in_flight.popleft().get()
 
 
-def is_word_alignment_gold(gold_path: str) -> bool:
-    """Whether the first line of `gold_path` holds sure/possible word links, not phrase pairs."""
+def gold_format(gold_path: str) -> str:
+    """
+    The layout of a gold file, from its first non-blank line: "multimwa" (MultiMWA's
+    tab-separated word links), "word_links" (JSON lines with sure/possible word links) or
+    "phrase_pairs" (JSON lines of the aligned corpus).
+    """
     for _, raw in read_raw_lines(gold_path):
         if raw.strip():
+            if raw.count(b"\t") >= MULTIMWA_COLUMNS["possible"]:
+                return "multimwa"
             try:
                 record = json.loads(raw)
             except (ValueError, UnicodeDecodeError):
-                return False
-            return isinstance(record, dict) and "sure" in record
-    return False
+                return "phrase_pairs"  # whose reader names the bad line
+            return "word_links" if isinstance(record, dict) and "sure" in record else "phrase_pairs"
+    return "phrase_pairs"
 
 
 def evaluate_against_word_links(
-    gold_path: str, aligner: Aligner, sentences_path: Optional[str] = None
+    gold_path: str,
+    aligner: Aligner,
+    sentences_path: Optional[str] = None,
+    batch_size: int = 64,
 ) -> Dict[str, float]:
     """
     The aligner against sure/possible word-alignment gold (`tft_allennlp.alignment.evaluation`):
-    word precision, recall and AER, and the phrase pairs' consistency with the gold (exact
-    pairs: content words are the aligner's, `CONTENT_POS` as spaCy tags them). Gold lines
-    without words take them, by id, from the GLUE pair file `sentences_path` (MRPC).
+    word precision, recall, F1 and AER, and the phrase pairs' consistency with the gold (exact
+    pairs: content words are the aligner's, `CONTENT_POS` as spaCy tags them). A MultiMWA file
+    holds its words; gold JSON lines without words take them, by id, from the GLUE pair file
+    `sentences_path` (MRPC). The words are parsed as given and aligned `batch_size` pairs at a
+    time (`PhraseAligner.align_batch`).
     """
-    sentences = glue_pair_sentences(sentences_path) if sentences_path else None
-    golds = read_word_alignment_gold(gold_path, sentences, aligner.split_words)
-    predictions, content = [], []
-    for gold in golds:
-        source, target = aligner.parse_words(gold.source), aligner.parse_words(gold.target)
-        record = aligner.align(source, target)
-        predictions.append([(tuple(s), tuple(t)) for s, t in record["alignments"]])
-        source_content, target_content = (
-            [tag in CONTENT_POS for tag in side.pos] for side in (source, target)
-        )
-        content.append((source_content, target_content))
-    return evaluate_word_alignment(golds, predictions, content)
+    if gold_format(gold_path) == "multimwa":
+        golds = read_multimwa(gold_path)
+    else:
+        sentences = glue_pair_sentences(sentences_path) if sentences_path else None
+        golds = read_word_alignment_gold(gold_path, sentences, aligner.split_words)
+    predictions, content, word_links = [], [], []
+    for start in range(0, len(golds), batch_size):
+        batch = golds[start : start + batch_size]
+        parsed = aligner.parse_word_lists([words for g in batch for words in (g.source, g.target)])
+        pairs = [(parsed[2 * k], parsed[2 * k + 1]) for k in range(len(batch))]
+        for (source, target), record in zip(pairs, aligner.align_batch(pairs)):
+            predictions.append([(tuple(s), tuple(t)) for s, t in record["alignments"]])
+            links = record.get("word_links")
+            word_links.append(None if links is None else {(i, j) for i, j in links})
+            source_content, target_content = (
+                [tag in CONTENT_POS for tag in side.pos] for side in (source, target)
+            )
+            content.append((source_content, target_content))
+    return evaluate_word_alignment(golds, predictions, content, word_links)
 
 
 def evaluate(gold_path: str, aligner: Aligner) -> Dict[str, float]:

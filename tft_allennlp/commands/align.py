@@ -24,7 +24,7 @@ from tft_allennlp.alignment.pipeline import (
     build_phrase_aligner,
     evaluate,
     evaluate_against_word_links,
-    is_word_alignment_gold,
+    gold_format,
     resolve_spacy_model,
 )
 from tft_allennlp.commands.arguments import float_in, json_object, positive_int
@@ -82,8 +82,9 @@ class Align(Subcommand):
         subparser.add_argument(
             "--evaluate",
             metavar="GOLD",
-            help="print scores against GOLD and exit: phrase pairs (aligned-corpus JSON lines) "
-            "or sure/possible word links (see tft_allennlp/alignment/evaluation.py)",
+            help="print scores against GOLD and exit: phrase pairs (aligned-corpus JSON lines), "
+            "or sure/possible word links as MultiMWA's TSV or JSON lines (see "
+            "tft_allennlp/alignment/evaluation.py)",
         )
         subparser.add_argument(
             "--gold-sentences",
@@ -105,10 +106,12 @@ def _align_from_args(args: argparse.Namespace) -> None:
             _check_readable(args.evaluate)
             _check_embeddings(aligner)
             single = build_aligner(args.spacy_model, aligner, packages)
-            if is_word_alignment_gold(args.evaluate):
+            if gold_format(args.evaluate) != "phrase_pairs":
                 if args.gold_sentences:
                     _check_readable(args.gold_sentences)
-                scores = evaluate_against_word_links(args.evaluate, single, args.gold_sentences)
+                scores = evaluate_against_word_links(
+                    args.evaluate, single, args.gold_sentences, args.batch_size
+                )
             else:
                 scores = evaluate(args.evaluate, single)
             print(json.dumps(scores))

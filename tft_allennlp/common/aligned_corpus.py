@@ -14,7 +14,8 @@ The aligned paraphrase corpus: one JSON object per line, written by `allennlp tf
   `[start, end]` word spans with `start <= end`.
 - `alignments`: `[source span, target span]` pairs; their spans are added to the phrase lists
   when missing.
-- Other keys (the aligner writes the input's `line`) are ignored.
+- Other keys are ignored: the aligner writes the input's `line`, and its word links as
+  `word_links`, `[source word, target word]` pairs, which its evaluation scores.
 """
 
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
