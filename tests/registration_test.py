@@ -70,6 +70,7 @@ REGISTERED = [
     (Checkpointer, "tft_atomic", "AtomicCheckpointer"),
     (Trainer, "tft_mixed_precision", "MixedPrecisionTrainer"),
     (PhraseAligner, "tft_syntactic", "SyntacticPhraseAligner"),
+    (PhraseAligner, "tft_syntactic_basic", "SyntacticBasicPhraseAligner"),
     (FineTuningStrategy, "cross", "Cross"),
     (FineTuningStrategy, "siamese_softmax", "SiameseSoftmax"),
     (FineTuningStrategy, "siamese_cosine_mse", "SiameseCosineMse"),

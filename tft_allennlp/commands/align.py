@@ -20,8 +20,8 @@ from allennlp.common.tqdm import Tqdm
 from tft_allennlp.alignment.pair_input import read_sentence_pairs
 from tft_allennlp.alignment.pipeline import (
     align_stream,
-    build_aligner,
     build_phrase_aligner,
+    build_pipeline,
     evaluate,
     evaluate_against_word_links,
     gold_format,
@@ -105,7 +105,7 @@ def _align_from_args(args: argparse.Namespace) -> None:
         if args.evaluate:
             _check_readable(args.evaluate)
             _check_embeddings(aligner)
-            single = build_aligner(args.spacy_model, aligner, packages)
+            single = build_pipeline(args.spacy_model, aligner, packages)
             if gold_format(args.evaluate) != "phrase_pairs":
                 if args.gold_sentences:
                     _check_readable(args.gold_sentences)

