@@ -37,9 +37,14 @@ setup(
     packages=find_packages(include=["tft_allennlp", "tft_allennlp.*"]),
     py_modules=["tft_allennlp_autoload"],
     cmdclass={"build_py": BuildWithAutoload},
-    # The configs are package data, so that `allennlp tft-experiment` finds them in a wheel.
+    # The configs are package data, so that `allennlp tft-experiment` finds them in a wheel;
+    # the learned aligner's trained scorers too.
     package_data={
-        "tft_allennlp": ["training_configs/*/*.jsonnet", "training_configs/*/*.libsonnet"]
+        "tft_allennlp": [
+            "training_configs/*/*.jsonnet",
+            "training_configs/*/*.libsonnet",
+            "alignment/scorers/*.json",
+        ]
     },
     python_requires=">=3.11",
     # What the plugin imports. `datasets` is imported only to read GLUE from Hugging Face

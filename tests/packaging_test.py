@@ -1,8 +1,9 @@
 """
-A non-editable install: the wheel carries the configs as package data and the start-up hook
-that loads the plugin, and the installed package runs from a directory outside the checkout
-that has no `.allennlp_plugins`. (The slow check, a fresh venv installed with the documented
-command running the whole method, was run by hand: docs/install.md.)
+A non-editable install: the wheel carries the configs and the aligner's scorers as package
+data and the start-up hook that loads the plugin, and the installed package runs from a
+directory outside the checkout that has no `.allennlp_plugins`. (The slow check, a fresh venv
+installed with the documented command running the whole method, was run by hand:
+docs/install.md.)
 """
 
 import os
@@ -49,6 +50,9 @@ def test_the_wheel_carries_the_configs_and_works_outside_the_checkout(tmp_path):
     }
     assert configs and configs <= names
     assert {"tft_allennlp.pth", "tft_allennlp_autoload.py"} <= names
+    # The learned aligner's scorers travel with it.
+    scorers = {f"tft_allennlp/alignment/scorers/{name}.json" for name in ("lexical", "contextual")}
+    assert scorers <= names
     site = tmp_path / "site"
     subprocess.run(
         [

@@ -71,6 +71,8 @@ REGISTERED = [
     (Trainer, "tft_mixed_precision", "MixedPrecisionTrainer"),
     (PhraseAligner, "tft_syntactic", "SyntacticPhraseAligner"),
     (PhraseAligner, "tft_syntactic_basic", "SyntacticBasicPhraseAligner"),
+    (PhraseAligner, "tft_learned", "LearnedPhraseAligner"),
+    (PhraseAligner, "tft_mutual_argmax", "MutualArgmaxPhraseAligner"),
     (FineTuningStrategy, "cross", "Cross"),
     (FineTuningStrategy, "siamese_softmax", "SiameseSoftmax"),
     (FineTuningStrategy, "siamese_cosine_mse", "SiameseCosineMse"),

