@@ -129,6 +129,7 @@ def test_the_embedding_shortcuts_become_the_aligner_parameters():
         + ["--similarity-threshold", "0.6"]
     )
     assert align._aligner_parameters(args) == {
+        "type": "tft_syntactic",
         "embeddings": "m",
         "similarity_threshold": 0.6,
         "embedding_layer": -2,

