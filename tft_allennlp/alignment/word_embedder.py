@@ -126,7 +126,8 @@ class StaticWordVectors:
         from transformers import AutoModel, AutoTokenizer
 
         self._tokenizer = AutoTokenizer.from_pretrained(model_path)
-        model = AutoModel.from_pretrained(model_path, add_pooling_layer=False)
+        # Loaded whole (a checkpoint's pooler left out would be warned about), kept in part.
+        model = AutoModel.from_pretrained(model_path)
         # Shape: (vocabulary_size, hidden_dim)
         self._embeddings = model.get_input_embeddings().weight.detach().numpy().copy()
 
