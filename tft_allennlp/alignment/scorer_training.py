@@ -20,7 +20,7 @@ word-alignment gold in MultiMWA's layout, as `scripts/train_learned_aligner.py` 
 import logging
 import math
 import random
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy
 
@@ -106,7 +106,7 @@ def fit_logistic(
 ) -> LogisticModel:
     """A logistic regression (L2, C = 1) as a `LogisticModel`; where every label is the same,
     the model that gives every example that label's smoothed frequency."""
-    from sklearn.linear_model import LogisticRegression
+    from sklearn.linear_model import LogisticRegression  # type: ignore[import-untyped]
 
     if len(set(labels.tolist())) < 2:
         sign = 1.0 if labels.size and labels[0] > 0 else -1.0
@@ -225,7 +225,7 @@ def select_thresholds(
     select_scores = [link_scores(features, first, second, p) for p in select]
     genres = sorted({p.genre for p in select})
     best = None
-    rows = []
+    rows: List[Dict[str, Any]] = []
     for link_threshold in link_thresholds:
         fit_found = [candidates(p, s, link_threshold) for p, s in zip(fit, fit_scores)]
         pair_model = fit_logistic(

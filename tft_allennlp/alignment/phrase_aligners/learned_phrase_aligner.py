@@ -71,15 +71,14 @@ class LearnedPhraseAligner(PhraseAligner):
         shipped = os.path.join(SCORERS, f"{scorer}.json")
         self.scorer = LearnedScorer.from_file(shipped if os.path.isfile(shipped) else scorer)
         groups = self.scorer.groups
-        checkpoint = None
+        self._vectors: Dict[str, Union[StaticWordVectors, WordEmbedder]] = {}
         if "static" in groups or "contextual" in groups:
             checkpoint = checkpoint_directory(embeddings or self.scorer.encoder["embeddings"])
-        self._vectors: Dict[str, Union[StaticWordVectors, WordEmbedder]] = {}
-        if "static" in groups:
-            self._vectors["static"] = StaticWordVectors(checkpoint)
-        if "contextual" in groups:
-            layer = self.scorer.encoder["layer"]
-            self._vectors["contextual"] = WordEmbedder(checkpoint, embedding_batch_size, layer)
+            if "static" in groups:
+                self._vectors["static"] = StaticWordVectors(checkpoint)
+            if "contextual" in groups:
+                layer = self.scorer.encoder["layer"]
+                self._vectors["contextual"] = WordEmbedder(checkpoint, embedding_batch_size, layer)
         wordnet = load_wordnet("installed") if "wordnet" in groups else None
         self.features = LinkFeatures(groups, wordnet)
         self.link_threshold = (

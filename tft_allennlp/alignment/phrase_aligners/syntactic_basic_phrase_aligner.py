@@ -2,6 +2,7 @@ from typing import List, Optional
 
 from tft_allennlp.alignment.link_rules import (
     SIMILARITY_THRESHOLD,
+    LinkRule,
     MutualSimilarity,
     SameForm,
     SameLemma,
@@ -32,10 +33,11 @@ class SyntacticBasicPhraseAligner(SyntacticPhraseAligner):
         wordnet: Optional[WordNet] = None, similarity_threshold: float = SIMILARITY_THRESHOLD
     ) -> WordLinker:
         """The same form; the same lemma; WordNet synonyms; then similarity."""
+        ranks: List[List[LinkRule]] = [[SameForm()], [SameLemma(same_kind=False)]]
+        if wordnet is not None:
+            ranks.append([WordNetSynonym(wordnet)])
         return WordLinker(
-            [[SameForm()], [SameLemma(same_kind=False)]]
-            + ([[WordNetSynonym(wordnet)]] if wordnet else []),
-            similarity=MutualSimilarity(similarity_threshold, names_by_form=False),
+            ranks, similarity=MutualSimilarity(similarity_threshold, names_by_form=False)
         )
 
     @staticmethod

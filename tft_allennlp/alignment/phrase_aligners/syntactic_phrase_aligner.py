@@ -7,6 +7,7 @@ from tft_allennlp.alignment.link_rules import (
     Abbreviation,
     Acronym,
     Link,
+    LinkRule,
     MutualSimilarity,
     SameForm,
     SameLemma,
@@ -88,7 +89,9 @@ class SyntacticPhraseAligner(PhraseAligner):
         without periods, numbers of one value); lemmas of one kind and abbreviations; names spelt
         two ways and WordNet synonyms; then acronyms and split words, one-to-many; then
         similarity, names and numbers by form only."""
-        weakest: list = [SpellingVariant()] + ([WordNetSynonym(wordnet)] if wordnet else [])
+        weakest: List[LinkRule] = [SpellingVariant()]
+        if wordnet is not None:
+            weakest.append(WordNetSynonym(wordnet))
         return WordLinker(
             [
                 [SameForm(), WrittenOut(), WithoutPeriods(), SameNumber()],
