@@ -2,7 +2,7 @@
 Mixes aligned paraphrase corpora (JSON lines written by `allennlp tft-align`) into one corpus for
 injection, and reports each source's alignment figures.
 
-    python scripts/mix_corpora.py OUT.jsonl twitter=tw.jsonl parasci=ps.jsonl [--take 11000]
+    python -m scripts.mix_corpora OUT.jsonl twitter=tw.jsonl parasci=ps.jsonl [--take 11000]
 
 Each record keeps its fields and gains `corpus` (the name before `=`). With `--take N`, the first N
 records of each source after a seeded shuffle are kept, so that sources of different sizes enter

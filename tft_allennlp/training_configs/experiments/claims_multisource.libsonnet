@@ -5,6 +5,8 @@
 // resumes it with --recover). Corpora: `bash scripts/multisource_corpora.sh` (runs/corpora/):
 //   tft_multi, tft_simple_multi   the 74,326 pairs of Twitter URL, ParaSCI-ACL and Quora, mixed
 //   tft_twitter, tft_parasci, tft_quora   11,000 pairs of one source each (`tft`)
+//   tft_multi_learned   the 74,326 pairs aligned by the learned aligner `tft_learned` (`tft`);
+//                       the others are aligned by the rule-based `tft_syntactic`
 local paper_injection = {
   'data_loader.batches_per_epoch': null,
   'trainer.num_epochs': 20,
@@ -22,5 +24,6 @@ local injection(variant, corpus) = {
     tft_twitter: injection('tft', 'twitter_11k'),
     tft_parasci: injection('tft', 'parasci_11k'),
     tft_quora: injection('tft', 'quora_11k'),
+    tft_multi_learned: injection('tft', 'multisource_learned'),
   },
 }
