@@ -35,8 +35,6 @@ CONFIG_DEFAULTS = {
     "TFT_LARGE_MODEL": "sentence-transformers/all-mpnet-base-v2",
     # The aligned paraphrase corpus for injection (JSON lines, see docs/injection.md).
     "TFT_PARAPHRASE_CORPUS": "aligned_paraphrases.jsonl",
-    # The same pairs aligned by the aligner before issue 19 (alignment_downstream_cpu.jsonnet).
-    "TFT_PARAPHRASE_CORPUS_OLD_ALIGNER": "aligned_paraphrases_old_aligner.jsonl",
     # Output folder of training_configs/experiments/ specs.
     "TFT_EXPERIMENT_DIR": "results/experiment",
     # GPUs of training_configs/distributed/ (comma-separated ids).

