@@ -16,6 +16,7 @@ from allennlp.training.checkpointer import Checkpointer
 from allennlp.training.learning_rate_schedulers import LearningRateScheduler
 from allennlp.training.metrics import Metric
 from allennlp.training.trainer import Trainer
+from allennlp.training.optimizers import Optimizer
 
 import tft_allennlp  # noqa: F401
 from tft_allennlp.alignment.phrase_aligners import PhraseAligner
@@ -69,6 +70,7 @@ REGISTERED = [
     (TrainerCallback, "tft_parameter_counts", "ParameterCounts"),
     (Checkpointer, "tft_atomic", "AtomicCheckpointer"),
     (Trainer, "tft_mixed_precision", "MixedPrecisionTrainer"),
+    (Optimizer, "tft_adamw", "FusedAdamWOptimizer"),
     (PhraseAligner, "tft_syntactic", "SyntacticPhraseAligner"),
     (FineTuningStrategy, "cross", "Cross"),
     (FineTuningStrategy, "siamese_softmax", "SiameseSoftmax"),
