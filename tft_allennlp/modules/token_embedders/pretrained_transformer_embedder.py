@@ -1,6 +1,7 @@
 from typing import Optional
 
 import torch
+from allennlp.common import cached_transformers
 from allennlp.modules.token_embedders import PretrainedTransformerEmbedder, TokenEmbedder
 
 from tft_allennlp.common.transformer_source import (
@@ -31,6 +32,10 @@ class TftPretrainedTransformerEmbedder(PretrainedTransformerEmbedder):
       copied into the serialization directory, which the configs' `include_in_archive` puts
       into `model.tar.gz`; loaded from that archive, the transformer is built from the copy
       without reading any weights but the archive's: the archive needs nothing else.
+    - AllenNLP keeps each loaded checkpoint in a process-wide cache and gives the embedder a
+      deep copy; the cached original, as large as the model, is dropped once the copy is made
+      (a later load of the same checkpoint reads it again), so that training does not hold
+      the weights twice.
     - A batch with no examples skips AllenNLP's check of the segment ids (the maximum of an
       empty tensor is undefined) and yields an empty tensor of hidden states.
     - `adapters` (e.g. `tft_bottleneck`) are attached to the loaded model, which they freeze:
@@ -79,6 +84,8 @@ class TftPretrainedTransformerEmbedder(PretrainedTransformerEmbedder):
             # Every weight is in the archive's weights.th, loaded after construction.
             kwargs["load_weights"] = False
         super().__init__(source, **kwargs)
+        for spec in [spec for spec in cached_transformers._model_cache if spec.model_name == source]:
+            del cached_transformers._model_cache[spec]
         self.model_name = model_name
         self.source = source
         dropped = None
