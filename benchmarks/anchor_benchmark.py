@@ -5,6 +5,7 @@ The plugin against what an experienced user would pick instead, side by side in 
         --train-size 1000 --rounds 5
     GLUE_DIR=../shared/data/glue python benchmarks/anchor_benchmark.py predict --pairs 1000 \
         --batch-sizes 1 64 --rounds 3
+    GLUE_DIR=../shared/data/glue python benchmarks/anchor_benchmark.py padding --task stsb
 
 `train`: `allennlp train training_configs/glue/<task>.jsonnet` against the Hugging Face
 `Trainer` with `group_by_length=True` and dynamic padding (`DataCollatorWithPadding`), both
@@ -29,6 +30,11 @@ reads the JSON lines, tokenizes, sorts all pairs by length, pads each batch to i
 runs the encoder, the [CLS] vector and the linear layer, softmax, and writes the labels and
 probabilities in input order. Start-up (imports, loading the model) is reported separately.
 Both sides' labels are compared.
+
+`padding`: padded wordpieces per real wordpiece in the batches of one epoch over the task's
+`--train-size` examples (the config's reader and `tft_streaming`'s own batching; mean of 10
+shufflings), for random batches, `tft_streaming`'s default bucketing, the GLUE configs' and the
+`Trainer`'s `group_by_length`, and the standard deviation of a batch's mean label.
 """
 
 import argparse
@@ -421,12 +427,72 @@ def predict_main(args) -> None:
         print(f"| {batch_size} | {ratio:.2f} | {agree}/{len(plain_rows)} | {difference:.1e} |")
 
 
+def padding_main(args) -> None:
+    import torch
+    from allennlp.common import Params
+    from allennlp.data import DatasetReader
+    from transformers.trainer_pt_utils import get_length_grouped_indices
+
+    import tft_allennlp  # noqa: F401
+    from tft_allennlp.data_loaders.streaming_data_loader import StreamingDataLoader
+
+    os.environ.setdefault("TFT_MODEL", args.model or default_model())
+    os.environ["GLUE_DIR"] = args.glue_dir
+    config = os.path.join(ROOT, "training_configs/glue", f"{args.task}.jsonnet")
+    params = Params.from_file(config, json.dumps({"dataset_reader.train_size": args.train_size}))
+    reader = DatasetReader.from_params(params.pop("dataset_reader"))
+    path = params.pop("train_data_path")
+    instances = list(reader.read(path))
+    lengths = [len(instance["tokens"]) for instance in instances]
+    labels = [
+        float(getattr(field, "label", None) or field.tensor)  # LabelField or TensorField
+        for field in (instance["label"] for instance in instances)
+    ]
+    position = {id(instance): index for index, instance in enumerate(instances)}
+
+    def summary(batches: List[List[int]]) -> tuple:
+        padded = sum(len(batch) * max(lengths[i] for i in batch) for batch in batches)
+        means = [statistics.mean(labels[i] for i in batch) for batch in batches]
+        return padded / sum(lengths), statistics.pstdev(means)
+
+    schemes = {
+        "random batches": {"bucket_batches": 0},
+        "groups of 4 batches, 10% noise (tft_streaming's default)": {"bucket_batches": 4},
+        "whole windows, no noise (the GLUE configs)": {"bucket_batches": 100, "padding_noise": 0.0},
+    }
+    print(f"{args.task.upper()}, {len(instances)} training examples, batch 32")
+    print("| batches | padded / real wordpieces | sd of a batch's mean label |\n|---|---|---|")
+    for name, options in schemes.items():
+        loader = StreamingDataLoader(
+            reader, path, batch_size=32, shuffle=True, max_instances_in_memory=3200, **options
+        )
+        results = []
+        for seed in range(10):
+            random.seed(seed)
+            batches = loader._batches(iter(instances))
+            results.append(summary([[position[id(i)] for i in batch] for batch in batches]))
+        print(
+            f"| {name} | {statistics.mean(r[0] for r in results):.3f} | "
+            f"{statistics.mean(r[1] for r in results):.3f} |"
+        )
+    results = []
+    for seed in range(10):
+        order = get_length_grouped_indices(
+            lengths, 32, generator=torch.Generator().manual_seed(seed)
+        )
+        results.append(summary([order[i : i + 32] for i in range(0, len(order), 32)]))
+    print(
+        f"| HF Trainer, group_by_length | {statistics.mean(r[0] for r in results):.3f} | "
+        f"{statistics.mean(r[1] for r in results):.3f} |"
+    )
+
+
 ENVIRONMENT: Dict[str, str] = {}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("mode", choices=["train", "predict"])
+    parser.add_argument("mode", choices=["train", "predict", "padding"])
     parser.add_argument(
         "--glue-dir", default=os.environ.get("GLUE_DIR", os.path.join(ROOT, "../shared/data/glue"))
     )
@@ -472,8 +538,10 @@ def main() -> None:
         return
     if args.mode == "train":
         train_main(args)
-    else:
+    elif args.mode == "predict":
         predict_main(args)
+    else:
+        padding_main(args)
 
 
 if __name__ == "__main__":
