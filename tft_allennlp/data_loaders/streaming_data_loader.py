@@ -32,7 +32,8 @@ class StreamingDataLoader(MultiProcessDataLoader):
       then pads to the longest of its share of the group's lengths rather than to the longest
       of a random sample. The GLUE configs sort whole windows without noise (`bucket_batches`
       = window / `batch_size`, `padding_noise: 0`); `benchmarks/RESULTS.md` has what that does
-      to padding and to dev scores. The last, partial batch of a window is carried into the
+      to padding and to dev scores (STS-B, whose first epoch sorted batches slow, trains on
+      random ones: `bucket_batches: 0`). The last, partial batch of a window is carried into the
       next one, so an epoch of `n` instances is exactly `ceil(n / batch_size)` batches, all
       full but the very last. `bucket_batches: 0` turns bucketing off.
     - **Every instance once under DDP.** AllenNLP's trainer ends a distributed epoch when the
