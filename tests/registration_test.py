@@ -15,8 +15,8 @@ from allennlp.training.callbacks import TrainerCallback
 from allennlp.training.checkpointer import Checkpointer
 from allennlp.training.learning_rate_schedulers import LearningRateScheduler
 from allennlp.training.metrics import Metric
-from allennlp.training.trainer import Trainer
 from allennlp.training.optimizers import Optimizer
+from allennlp.training.trainer import Trainer
 
 import tft_allennlp  # noqa: F401
 from tft_allennlp.alignment.phrase_aligners import PhraseAligner

@@ -84,7 +84,9 @@ class TftPretrainedTransformerEmbedder(PretrainedTransformerEmbedder):
             # Every weight is in the archive's weights.th, loaded after construction.
             kwargs["load_weights"] = False
         super().__init__(source, **kwargs)
-        for spec in [spec for spec in cached_transformers._model_cache if spec.model_name == source]:
+        for spec in [
+            spec for spec in cached_transformers._model_cache if spec.model_name == source
+        ]:
             del cached_transformers._model_cache[spec]
         self.model_name = model_name
         self.source = source
