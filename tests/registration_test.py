@@ -15,6 +15,7 @@ from allennlp.training.callbacks import TrainerCallback
 from allennlp.training.checkpointer import Checkpointer
 from allennlp.training.learning_rate_schedulers import LearningRateScheduler
 from allennlp.training.metrics import Metric
+from allennlp.training.optimizers import Optimizer
 from allennlp.training.trainer import Trainer
 
 import tft_allennlp  # noqa: F401
@@ -69,6 +70,7 @@ REGISTERED = [
     (TrainerCallback, "tft_parameter_counts", "ParameterCounts"),
     (Checkpointer, "tft_atomic", "AtomicCheckpointer"),
     (Trainer, "tft_mixed_precision", "MixedPrecisionTrainer"),
+    (Optimizer, "tft_adamw", "FusedAdamWOptimizer"),
     (PhraseAligner, "tft_syntactic", "SyntacticPhraseAligner"),
     (PhraseAligner, "tft_syntactic_basic", "SyntacticBasicPhraseAligner"),
     (PhraseAligner, "tft_learned", "LearnedPhraseAligner"),

@@ -98,6 +98,22 @@ class TestGlueClassifier(ModelTestCase):
         labelled = self.model.forward_on_instance(self.instances[0])
         assert labelled["loss"] > 0
 
+    def test_the_last_layer_runs_for_the_cls_position_only_with_the_same_result(self):
+        self.set_up_model(CONFIGS_ROOT / "glue/mrpc.jsonnet", GLUE / "MRPC/train.tsv")
+        self.model.eval()
+        embedder = self.model._text_field_embedder._token_embedders["tokens"]
+        seen = []
+        embedder.transformer_model.encoder.layer[-1].output.dense.register_forward_hook(
+            lambda module, inputs, output: seen.append(inputs[0].shape[1])
+        )
+        fast = self.model.forward_on_instances(self.instances)
+        self.model._first_token_only = False
+        full = self.model.forward_on_instances(self.instances)
+        # One position in the last layer's feed-forward, then the whole padded batch.
+        assert seen[0] == 1 and seen[1] > 1
+        for mine, theirs in zip(fast, full):
+            assert mine["probs"] == pytest.approx(theirs["probs"], abs=1e-6)
+
     def test_an_empty_padding_batch_trains_nothing_and_counts_nothing(self):
         """The empty batches `tft_streaming` gives a distributed worker whose data ran out."""
         self.set_up_model(CONFIGS_ROOT / "glue/stsb.jsonnet", GLUE / "STS-B/train.tsv")

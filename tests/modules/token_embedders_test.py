@@ -1,8 +1,11 @@
 import os
 
+import pytest
 import torch
 from allennlp.common import Params
 from allennlp.modules.token_embedders import TokenEmbedder
+
+from tests.tiny_models import write_tiny_model
 
 
 def build(**kwargs):
@@ -28,3 +31,63 @@ def test_an_empty_batch_gives_empty_hidden_states():
         ids, torch.ones(1, 5, dtype=torch.bool), type_ids=torch.tensor([[0, 0, 0, 1, 1]])
     )
     assert hidden.shape == (1, 5, embedder.get_output_dim())
+
+
+def pair_batch(embedder, type_ids: bool):
+    """Two pairs of 7 wordpieces, the second padded after 4."""
+    generator = torch.Generator().manual_seed(0)
+    ids = torch.randint(
+        5, embedder.transformer_model.config.vocab_size, (2, 7), generator=generator
+    )
+    mask = torch.ones(2, 7, dtype=torch.bool)
+    mask[1, 4:] = False
+    types = torch.tensor([[0, 0, 0, 1, 1, 1, 1], [0, 0, 1, 1, 0, 0, 0]]) if type_ids else None
+    return ids, mask, types
+
+
+@pytest.mark.parametrize(
+    "architecture, fast, adapters",
+    [
+        ("bert", True, False),
+        ("roberta", True, False),
+        ("bert", True, True),
+        ("distilbert", False, False),
+    ],
+)
+def test_first_token_only_gives_the_first_final_state_and_its_gradients(
+    tmp_path, architecture, fast, adapters
+):
+    options = {"model_name": write_tiny_model(architecture, str(tmp_path))}
+    if adapters:
+        options["adapters"] = {"type": "tft_bottleneck", "bottleneck": 4, "init_std": 0.5}
+    torch.manual_seed(0)
+    # Without dropout both passes compute the same function.
+    embedder = build(**options).eval()
+    assert embedder._first_token_path() is fast
+    batch = pair_batch(embedder, type_ids=architecture == "bert")
+    # What the last layer's feed-forward output projection sees: (batch, positions, width).
+    seen = []
+    model = embedder.transformer_model
+    projection = (
+        model.encoder.layer[-1].output.dense if fast else model.transformer.layer[-1].ffn.lin2
+    )
+    projection.register_forward_hook(lambda module, inputs, output: seen.append(inputs[0].shape))
+
+    full = embedder(*batch)[:, :1]
+    full.square().sum().backward()
+    full_gradients = {
+        n: p.grad.clone() for n, p in embedder.named_parameters() if p.grad is not None
+    }
+    embedder.zero_grad()
+    first = embedder(*batch, first_token_only=True)
+    first.square().sum().backward()
+
+    assert first.shape == (2, 1, embedder.get_output_dim())
+    assert torch.allclose(first, full, atol=1e-5)
+    assert full_gradients and all(
+        torch.allclose(p.grad, full_gradients[n], atol=1e-5)
+        for n, p in embedder.named_parameters()
+        if n in full_gradients
+    )
+    # The fast path computes the last layer's feed-forward for the first position alone.
+    assert seen[1][:2] == ((2, 1) if fast else (2, 7))

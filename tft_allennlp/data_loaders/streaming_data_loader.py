@@ -30,12 +30,12 @@ class StreamingDataLoader(MultiProcessDataLoader):
       `bucket_batches` batches (with `padding_noise` when shuffling, as AllenNLP's `bucket`
       sampler does) and cut into batches of `batch_size`, which are shuffled again. A batch
       then pads to the longest of its share of the group's lengths rather than to the longest
-      of a random sample. Where the labels vary with length, length-sorted batches can slow
-      learning (STS-B, `benchmarks/RESULTS.md`): set `bucket_batches: 0` there, as the STS-B
-      config does. The last, partial batch of a window is
-      carried into the next one, so an epoch of `n` instances is exactly
-      `ceil(n / batch_size)` batches, all full but the very last. `bucket_batches: 0` turns
-      bucketing off.
+      of a random sample. The GLUE configs sort whole windows without noise (`bucket_batches`
+      = window / `batch_size`, `padding_noise: 0`); `benchmarks/RESULTS.md` has what that does
+      to padding and to dev scores (STS-B, whose first epoch sorted batches slow, trains on
+      random ones: `bucket_batches: 0`). The last, partial batch of a window is carried into the
+      next one, so an epoch of `n` instances is exactly `ceil(n / batch_size)` batches, all
+      full but the very last. `bucket_batches: 0` turns bucketing off.
     - **Every instance once under DDP.** AllenNLP's trainer ends a distributed epoch when the
       first worker runs out of batches, so the data of the others' last batches would never be
       trained on or validated. Without `batches_per_epoch`, this loader makes every worker take

@@ -5,6 +5,7 @@ from allennlp.data import TextFieldTensors, Vocabulary
 from allennlp.models.model import Model
 from allennlp.modules import Seq2VecEncoder, TextFieldEmbedder
 from allennlp.modules.seq2vec_encoders import ClsPooler
+from allennlp.modules.text_field_embedders import BasicTextFieldEmbedder
 from allennlp.nn import InitializerApplicator, util
 
 from tft_allennlp.common.sentence_tasks import SentenceTask, TaskDescription
@@ -40,7 +41,10 @@ class GlueClassifier(Model):
         `{"type": "bert_pooler", "pretrained_model": ...}` adds BERT's pretrained tanh pooler,
         as Hugging Face's `BertForSequenceClassification` does (the configs'
         `tft_pretrained_transformer` embedder drops the pooler from its own copy of the model
-        only, so `bert_pooler` still finds it).
+        only, so `bert_pooler` still finds it). With the `cls_pooler` and a single
+        `tft_pretrained_transformer` embedder, the model asks the embedder for the first
+        position's final state only (`first_token_only`), which spares most of the last
+        layer's work; the result is the same.
     dropout : `float`, optional (default = `0.1`)
         Dropout on the `[CLS]` vector, as in BERT.
     label_namespace : `str`, optional (default = `"labels"`)
@@ -69,6 +73,14 @@ class GlueClassifier(Model):
             vocab, task, self._seq2vec_encoder.get_output_dim(), dropout, label_namespace
         )
         self._task: SentenceTask = self._task_output.task
+        # The cls pooler reads the first position only: the embedder need not compute the
+        # others' last layer (embedders that do not take the argument ignore it).
+        self._first_token_only = (
+            isinstance(self._seq2vec_encoder, ClsPooler)
+            and not self._seq2vec_encoder._cls_is_last_token
+            and isinstance(text_field_embedder, BasicTextFieldEmbedder)
+            and len(text_field_embedder._token_embedders) == 1
+        )
         if initializer is not None:
             initializer(self)
 
@@ -104,8 +116,12 @@ class GlueClassifier(Model):
         labels are given: the mean over the examples of all distributed workers
         (`tft_allennlp.nn.util.mean_loss`), and none for an empty padding batch in evaluation.
         """
-        # Shape: (batch_size, num_wordpieces, embedding_dim)
-        embedded = self._text_field_embedder(tokens)
+        # Shape: (batch_size, num_wordpieces, embedding_dim), or (batch_size, 1, embedding_dim)
+        # when only the first position is computed.
+        if self._first_token_only:
+            embedded = self._text_field_embedder(tokens, first_token_only=True)
+        else:
+            embedded = self._text_field_embedder(tokens)
         # Shape: (batch_size, encoder_output_dim)
         vector = self._seq2vec_encoder(embedded, util.get_text_field_mask(tokens))
         return self._task_output(vector, label)

@@ -95,9 +95,7 @@ class PhrasePairsPredictor(LineCheckingPredictor):
         return self._view(instance, self._model.forward_on_instance(instance))
 
     def predict_batch_instance(self, instances: List[Instance]) -> List[JsonDict]:
-        for instance in instances:
-            self._dataset_reader.apply_token_indexers(instance)
-        outputs = self._model.forward_on_instances(instances)
+        outputs = self._forward_in_length_order(instances)
         return [self._view(instance, output) for instance, output in zip(instances, outputs)]
 
     def _view(self, instance: Instance, output: JsonDict) -> JsonDict:

@@ -3,6 +3,7 @@ from tft_allennlp.training import (
     checkpointers,
     learning_rate_schedulers,
     metrics,
+    optimizers,
     process_group,
     trainers,
 )

@@ -1,6 +1,7 @@
 from typing import Optional
 
 import torch
+from allennlp.common import cached_transformers
 from allennlp.modules.token_embedders import PretrainedTransformerEmbedder, TokenEmbedder
 
 from tft_allennlp.common.transformer_source import (
@@ -31,10 +32,24 @@ class TftPretrainedTransformerEmbedder(PretrainedTransformerEmbedder):
       copied into the serialization directory, which the configs' `include_in_archive` puts
       into `model.tar.gz`; loaded from that archive, the transformer is built from the copy
       without reading any weights but the archive's: the archive needs nothing else.
+    - AllenNLP keeps each loaded checkpoint in a process-wide cache and gives the embedder a
+      deep copy; the cached original, as large as the model, is dropped once the copy is made
+      (a later load of the same checkpoint reads it again), so that training does not hold
+      the weights twice.
     - A batch with no examples skips AllenNLP's check of the segment ids (the maximum of an
       empty tensor is undefined) and yields an empty tensor of hidden states.
     - `adapters` (e.g. `tft_bottleneck`) are attached to the loaded model, which they freeze:
       parameter-efficient fine-tuning of any of the plugin's configs.
+    - `first_token_only`, a `forward` argument that a model passes when it reads nothing but the
+      first wordpiece's final state (`[CLS]`, as the GLUE classifier does): the last layer then
+      computes only that position (its keys and values still come from every wordpiece), and
+      the output has one position. The other positions' last-layer outputs would be thrown
+      away, and computing them is most of the last layer's work: about 14% of a 6-layer
+      encoder's forward and backward pass, and of the activations it keeps for the backward
+      pass. The first position's state is the same as in the full pass, up to floating-point
+      rounding. BERT- and RoBERTa-type encoders take this path; any other model (or one with
+      gradient checkpointing, `max_length` folding or `last_layer_only: false`) runs its full
+      forward pass and the output is cut to the first position.
 
     Registered as a `TokenEmbedder` with name "tft_pretrained_transformer".
 
@@ -69,6 +84,10 @@ class TftPretrainedTransformerEmbedder(PretrainedTransformerEmbedder):
             # Every weight is in the archive's weights.th, loaded after construction.
             kwargs["load_weights"] = False
         super().__init__(source, **kwargs)
+        for spec in [
+            spec for spec in cached_transformers._model_cache if spec.model_name == source
+        ]:
+            del cached_transformers._model_cache[spec]
         self.model_name = model_name
         self.source = source
         dropped = None
@@ -97,7 +116,79 @@ class TftPretrainedTransformerEmbedder(PretrainedTransformerEmbedder):
         mask: torch.BoolTensor,
         type_ids: Optional[torch.LongTensor] = None,
         segment_concat_mask: Optional[torch.BoolTensor] = None,
+        first_token_only: bool = False,
     ) -> torch.Tensor:
+        """
+        # Parameters
+
+        token_ids, mask, type_ids, segment_concat_mask :
+            As for AllenNLP's `pretrained_transformer` embedder.
+        first_token_only : `bool`, optional (default = `False`)
+            Return the final state of the first wordpiece only, shape
+            `(batch_size, 1, embedding_dim)`, computing the last layer for that position alone
+            where the model allows it.
+
+        # Returns
+
+        Shape `(batch_size, num_wordpieces, embedding_dim)`, or `(batch_size, 1, embedding_dim)`
+        with `first_token_only`.
+        """
         if token_ids.size(0) == 0:
             type_ids = None
-        return super().forward(token_ids, mask, type_ids, segment_concat_mask)
+        if not first_token_only:
+            return super().forward(token_ids, mask, type_ids, segment_concat_mask)
+        if not self._first_token_path():
+            return super().forward(token_ids, mask, type_ids, segment_concat_mask)[:, :1]
+        return self._first_token_states(token_ids, mask, type_ids)
+
+    def _first_token_path(self) -> bool:
+        """Whether `_first_token_states` can compute this model: a BERT-type encoder, as is."""
+        model = self.transformer_model
+        config = model.config
+        return (
+            config.model_type in ("bert", "roberta")
+            and not config.is_decoder
+            and getattr(config, "position_embedding_type", "absolute") == "absolute"
+            and self._max_length is None
+            and self._scalar_mix is None
+            and not model.is_gradient_checkpointing
+        )
+
+    def _first_token_states(
+        self,
+        token_ids: torch.LongTensor,
+        mask: torch.BoolTensor,
+        type_ids: Optional[torch.LongTensor],
+    ) -> torch.Tensor:
+        """
+        The encoder's forward pass with the last layer at the first position only: the same
+        modules, called as the model calls them (so that hooks, such as adapters' and the SMART
+        noise on the embeddings, apply), the last layer's attention taking its queries from the
+        first position and its keys and values from all, as a cross-attention over the layer's
+        own input.
+        """
+        if type_ids is not None:
+            max_type_id = int(type_ids.max())
+            if max_type_id == 0:
+                type_ids = None
+            elif max_type_id >= self._number_of_token_type_embeddings():
+                raise ValueError("Found type ids too large for the chosen transformer model.")
+        model = self.transformer_model
+        # Shape: (batch_size, num_wordpieces, embedding_dim)
+        hidden = model.embeddings(input_ids=token_ids, token_type_ids=type_ids)
+        # Shape: (batch_size, 1, 1, num_wordpieces): 0 where attended, the dtype's minimum at
+        # padding (the transformer's own additive mask); none when nothing is padded.
+        additive = None
+        if not bool(mask.all()):
+            additive = (~mask)[:, None, None, :].to(hidden.dtype) * torch.finfo(hidden.dtype).min
+        layers = model.encoder.layer
+        for layer in layers[:-1]:
+            hidden = layer(hidden, attention_mask=additive)[0]
+        last = layers[-1]
+        # Shape: (batch_size, 1, embedding_dim)
+        first = hidden[:, :1]
+        attended = last.attention(
+            first, encoder_hidden_states=hidden, encoder_attention_mask=additive
+        )[0]
+        # Shape: (batch_size, 1, embedding_dim)
+        return last.feed_forward_chunk(attended)

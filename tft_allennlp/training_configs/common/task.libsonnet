@@ -55,13 +55,23 @@ function(task, train_data_path, validation_data_path, validation_metric=null)
       },
       dropout: 0.1,
     },
-    // Streamed through a window of 100 batches, sorted by length within it (docs/data_loading.md).
-    data_loader: { type: 'tft_streaming', batch_size: 32, shuffle: true, max_instances_in_memory: 3200 },
+    // Streamed through a window of 100 batches, each window sorted by length as a whole,
+    // without padding noise (ties in random order), cut into batches and shuffled
+    // (docs/data_loading.md).
+    data_loader: {
+      type: 'tft_streaming',
+      batch_size: 32,
+      shuffle: true,
+      max_instances_in_memory: 3200,
+      bucket_batches: 100,
+      padding_noise: 0.0,
+    },
     validation_data_loader: { type: 'tft_streaming', batch_size: 64, max_instances_in_memory: 6400 },
     trainer: {
       num_epochs: 4,
+      // PyTorch's AdamW, with its fused kernel where PyTorch has one (the CPU, CUDA).
       optimizer: {
-        type: 'adamw',
+        type: 'tft_adamw',
         lr: 3e-5,
         weight_decay: 0.01,
         parameter_groups: [[['bias', 'LayerNorm\\.weight'], { weight_decay: 0.0 }]],

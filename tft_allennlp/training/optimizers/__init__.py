@@ -1,0 +1,1 @@
+from tft_allennlp.training.optimizers.adamw import FusedAdamWOptimizer
