@@ -6,9 +6,11 @@ Importing the package registers every component (AllenNLP imports plugins non-re
 It also gives the variables that `training_configs/` read with `std.extVar` their documented
 defaults, so that a plain `allennlp train training_configs/glue/mrpc.jsonnet` works. It does so
 where AllenNLP reads configs, not in `os.environ`: `Params.from_file` evaluates jsonnet with the
-environment plus these defaults (a value set in the environment always wins). This wrapping of
-AllenNLP's `params._environment_variables` is the one change the plugin makes to its host on
-import; AllenNLP imports plugins before it reads a config.
+environment plus these defaults (a value set in the environment always wins).
+
+These are the two changes the plugin makes to its host on import (AllenNLP imports plugins
+before it reads a config): the wrapping of AllenNLP's `params._environment_variables`, and
+atomic writes of the files of a training run (`tft_allennlp.training.run_files`).
 """
 
 from typing import Callable, Dict
@@ -59,3 +61,6 @@ from tft_allennlp import (  # noqa: E402  (after the defaults, which AllenNLP mu
     tokenizers,
     training,
 )  # noqa: E402,F401
+from tft_allennlp.training import run_files  # noqa: E402
+
+run_files.install()
