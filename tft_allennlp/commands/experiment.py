@@ -13,8 +13,10 @@ import tempfile
 from typing import Dict, List, Optional, Tuple
 
 from allennlp.commands.subcommand import Subcommand
+from allennlp.common.checks import ConfigurationError
 
 from tft_allennlp.commands.arguments import positive_float, positive_int
+from tft_allennlp.common.output_paths import add_force_argument, check_output_directory
 from tft_allennlp.experiments import ExperimentRunner, ExperimentSpec, collect_results
 from tft_allennlp.experiments.paired import (
     Reference,
@@ -73,6 +75,9 @@ class Experiment(Subcommand):
             default=30.0,
             help="how often to look for other shards' runs while waiting",
         )
+        add_force_argument(
+            subparser, "the outputs in an output directory that holds no experiment's spec.json"
+        )
         subparser.set_defaults(func=_experiment_from_args)
         return subparser
 
@@ -92,7 +97,13 @@ def _experiment_from_args(args: argparse.Namespace) -> None:
         sys.exit(f"tft-experiment: {args.spec}: {error.strerror}")
     if args.output_dir is not None and os.path.isfile(args.output_dir):
         sys.exit(f"tft-experiment: --output-dir {args.output_dir}: is a file, not a directory")
-    spec = ExperimentSpec.from_file(args.spec, args.output_dir)
+    try:
+        spec = ExperimentSpec.from_file(args.spec, args.output_dir)
+        # An experiment's output directory (with its spec.json) is resumed; any other that
+        # holds files is someone else's.
+        check_output_directory(spec.output_dir, args.force, own="spec.json")
+    except ConfigurationError as error:
+        sys.exit(f"tft-experiment: {error}")
     statuses = {}
     if not args.report_only:
         statuses = run_experiment(spec, args.jobs, args.shard, not args.no_wait, args.poll_seconds)

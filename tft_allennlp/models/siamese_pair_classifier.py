@@ -12,6 +12,7 @@ from allennlp.nn import InitializerApplicator, util
 from tft_allennlp.common.glue_tasks import GlueTask, get_glue_task
 from tft_allennlp.common.output_kinds import EMBEDDING
 from tft_allennlp.modules.siamese_losses import SiameseLoss, SoftmaxLoss
+from tft_allennlp.training.metrics.labelled_examples import LabelledExamples
 
 
 @Model.register("tft_siamese_pair_classifier")
@@ -86,6 +87,8 @@ class SiamesePairClassifier(Model):
             embedding_dim=self._seq2vec_encoder.get_output_dim(),
             label_namespace=label_namespace,
         )
+        # Metrics over unlabelled pairs are an error naming the data, whatever the objective.
+        self._labelled = LabelledExamples()
         if initializer is not None:
             initializer(self)
 
@@ -129,6 +132,7 @@ class SiamesePairClassifier(Model):
         # Shape: (batch_size, embedding_dim)
         embedding1 = self.embed(tokens1)
         embedding2 = self.embed(tokens2)
+        self._labelled.update(label is not None, embedding1.size(0), metadata, self.training)
         output = self._objective(embedding1, embedding2, label)
         output["embedding1"] = embedding1
         output["embedding2"] = embedding2
@@ -152,4 +156,7 @@ class SiamesePairClassifier(Model):
         return self._objective.make_output_human_readable(output_dict)
 
     def get_metrics(self, reset: bool = False) -> Dict[str, float]:
+        self._labelled.check()
+        if reset:
+            self._labelled.reset()
         return self._objective.get_metrics(reset)

@@ -19,7 +19,11 @@ beside its final name and renamed over it (`tft_allennlp.common.atomic_files`):
   replaced by that checkpoint's, with a warning;
 - `allennlp train --recover` first removes the drafts of a killed run, and starts from scratch
   when the directory holds nothing else (the run was killed before its config was written),
-  where AllenNLP would refuse.
+  where AllenNLP would refuse;
+- before anything is written, every key of the config (overrides applied) is checked against
+  the constructors that will read it (`tft_allennlp.common.config_keys`): a key that nothing
+  reads, such as `trainer.num_epoch`, which AllenNLP ignores, is an error that suggests the
+  closest valid key.
 
 Disk errors while writing any of these name the file. Nothing else of AllenNLP changes.
 """
@@ -49,6 +53,7 @@ from tft_allennlp.common.atomic_files import (
     same_content,
     write_atomically,
 )
+from tft_allennlp.common.config_keys import check_config_keys
 
 logger = logging.getLogger(__name__)
 
@@ -193,9 +198,11 @@ def best_epoch_checkpoint(serialization_dir: str) -> Optional[str]:
 
 def train_model(params: Params, serialization_dir: str, recover: bool = False, **kwargs) -> Any:
     """
-    AllenNLP's `train_model`; with `recover`, the drafts of the killed run are removed first,
-    and a directory with nothing else in it is trained from scratch.
+    AllenNLP's `train_model`, after the config's keys are checked; with `recover`, the drafts
+    of the killed run are removed first, and a directory with nothing else in it is trained
+    from scratch.
     """
+    check_config_keys(params.as_dict(quiet=True), "the training config")
     if recover and os.path.isdir(serialization_dir):
         remove_drafts(serialization_dir)
         vocabulary = os.path.join(serialization_dir, "vocabulary")
