@@ -29,7 +29,11 @@ from tft_allennlp.alignment.pipeline import (
 )
 from tft_allennlp.commands.arguments import float_in, json_object, positive_int
 from tft_allennlp.common.atomic_files import naming_path
-from tft_allennlp.common.input_problems import InputProblems, MalformedInputError
+from tft_allennlp.common.input_problems import (
+    InputProblems,
+    MalformedInputError,
+    check_regular_file,
+)
 from tft_allennlp.common.output_paths import add_force_argument, check_output_file, draft_name
 
 logger = logging.getLogger(__name__)
@@ -212,6 +216,7 @@ def align_file(
 
 
 def _check_readable(path: str) -> None:
+    check_regular_file(path)  # before `open`, which waits on a named pipe for a writer
     try:
         open(path, "rb").close()
     except OSError as error:

@@ -16,6 +16,7 @@ from allennlp.commands.subcommand import Subcommand
 from allennlp.common.checks import ConfigurationError
 
 from tft_allennlp.commands.arguments import positive_float, positive_int
+from tft_allennlp.common.input_problems import MalformedInputError, check_regular_file
 from tft_allennlp.common.output_paths import add_force_argument, check_output_directory
 from tft_allennlp.experiments import ExperimentRunner, ExperimentSpec, collect_results
 from tft_allennlp.experiments.paired import (
@@ -92,9 +93,12 @@ def _shard(text: str) -> Tuple[int, int]:
 def _experiment_from_args(args: argparse.Namespace) -> None:
     # jsonnet aborts the whole process on a directory, and a missing file is a traceback.
     try:
+        check_regular_file(args.spec)  # before `open`, which waits on a named pipe
         open(args.spec, "rb").close()
     except OSError as error:
         sys.exit(f"tft-experiment: {args.spec}: {error.strerror}")
+    except MalformedInputError as error:
+        sys.exit(f"tft-experiment: {error}")
     if args.output_dir is not None and os.path.isfile(args.output_dir):
         sys.exit(f"tft-experiment: --output-dir {args.output_dir}: is a file, not a directory")
     try:

@@ -19,6 +19,7 @@ from allennlp.models.archival import Archive
 
 from tft_allennlp.commands.arguments import positive_int
 from tft_allennlp.commands.export import load_model_archive
+from tft_allennlp.common.atomic_files import naming_path
 from tft_allennlp.common.glue_tasks import GlueTask
 from tft_allennlp.common.output_paths import add_force_argument, draft_name, output_directory
 from tft_allennlp.dataset_readers.glue_rows import HUB_PREFIX
@@ -76,7 +77,7 @@ def _submission_from_args(args: argparse.Namespace) -> None:
         for files in SUBMISSION_FILES.values():
             reads += [os.path.join(args.glue_dir, test_file) for _, test_file, _ in files]
     try:
-        with output_directory(args.output_dir, args.force, reads):
+        with naming_path(args.output_dir), output_directory(args.output_dir, args.force, reads):
             written = write_submission(
                 args.archives, args.output_dir, args.glue_dir, args.batch_size, args.cuda_device
             )

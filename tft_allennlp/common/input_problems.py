@@ -126,15 +126,17 @@ def read_raw_lines(path: str) -> Iterator[Tuple[int, bytes]]:
 
 
 def check_regular_file(path: str) -> None:
-    """A `MalformedInputError` naming `path` if it exists and is not a regular file."""
+    """
+    A `MalformedInputError` naming `path` if it is a special file: a named pipe, a device, a
+    socket (a directory or a missing path is left to `open`, which names it).
+    """
     try:
         mode = os.stat(path).st_mode
     except OSError:
         return  # `open` names the problem
-    if stat.S_ISREG(mode):
-        return
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return  # `open` names a directory itself
     kinds = {
-        stat.S_ISDIR: "a directory",
         stat.S_ISFIFO: "a named pipe",
         stat.S_ISCHR: "a character device",
         stat.S_ISBLK: "a block device",
