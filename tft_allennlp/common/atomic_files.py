@@ -18,7 +18,7 @@ import logging
 import os
 import shutil
 import tempfile
-from typing import IO, Any, Callable, Iterator, List, Tuple
+from typing import IO, Any, Callable, Iterator, List, Optional, Tuple
 
 import torch
 
@@ -93,7 +93,33 @@ def write_json_atomically(path: str, content: Any, indent: int = 2) -> None:
 
 def save_torch_atomically(state: Any, path: str) -> None:
     with atomic_output(path, "wb") as stream:
-        torch.save(state, stream)
+        writer = _WriteErrors(stream)
+        try:
+            torch.save(state, writer)
+        except RuntimeError:
+            # torch reports a failed write of its own as "unexpected pos": the disk's error is
+            # the one to raise.
+            if writer.error is not None:
+                raise writer.error from None
+            raise
+
+
+class _WriteErrors:
+    """A binary stream that keeps the `OSError` its `write` raised."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self._stream = stream
+        self.error: Optional[OSError] = None
+
+    def write(self, data: bytes) -> int:
+        try:
+            return self._stream.write(data)
+        except OSError as error:
+            self.error = error
+            raise
+
+    def flush(self) -> None:
+        self._stream.flush()
 
 
 def link_atomically(source: str, path: str) -> None:

@@ -174,8 +174,10 @@ def dataclass_settings(path: str, cls: Type) -> Dict[str, Any]:
 
     try:
         settings = Params.from_file(path).as_dict(quiet=True)
-    except (AttributeError, TypeError):  # `Params` of a JSON value that is not an object
-        raise ConfigurationError(f"{path}: expected a JSON object of settings") from None
+    except (AttributeError, TypeError):  # `Params` of some JSON values that are not objects
+        settings = None
+    if not isinstance(settings, dict):
+        raise ConfigurationError(f"{path}: expected a JSON object of settings")
     hints = typing.get_type_hints(cls)
     fields = {item.name for item in dataclasses.fields(cls)}
     for key, value in settings.items():

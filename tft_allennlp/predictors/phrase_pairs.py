@@ -126,7 +126,9 @@ class PhrasePairsPredictor(LineCheckingPredictor):
                 )
             }
             requested = metadata.get("requested_phrase_pairs", metadata["phrase_pairs"])
-            view["phrase_pairs"] = [
+            # Sanitized one by one: AllenNLP's `sanitize` would write a left-out pair's None
+            # values as "None".
+            pairs = [
                 self._pair_view(source, target, s, t, scored.get((s, t))) for s, t in requested
             ]
             left_out = sum(1 for pair in requested if pair not in scored)
@@ -137,7 +139,10 @@ class PhrasePairsPredictor(LineCheckingPredictor):
                     left_out,
                     len(requested),
                 )
-        return sanitize(view)
+        view = sanitize(view)
+        if "phrase_paraphrase_probs" in output:
+            view["phrase_pairs"] = pairs
+        return view
 
     @staticmethod
     def _pair_view(
@@ -152,8 +157,8 @@ class PhrasePairsPredictor(LineCheckingPredictor):
             "target": " ".join(target[target_span[0] : target_span[1] + 1]),
             "source_span": list(source_span),
             "target_span": list(target_span),
-            "paraphrase_probability": None if scored is None else scored[0],
-            "label": None if scored is None else scored[1],
+            "paraphrase_probability": None if scored is None else sanitize(scored[0]),
+            "label": None if scored is None else sanitize(scored[1]),
         }
         if scored is None:
             view["left_out"] = "not in the encoded text (truncated to max_length, or no wordpieces)"

@@ -28,6 +28,7 @@ beside its final name and renamed over it (`tft_allennlp.common.atomic_files`):
 Disk errors while writing any of these name the file. Nothing else of AllenNLP changes.
 """
 
+import glob
 import json
 import logging
 import os
@@ -54,6 +55,7 @@ from tft_allennlp.common.atomic_files import (
     write_atomically,
 )
 from tft_allennlp.common.config_keys import check_config_keys
+from tft_allennlp.common.transformer_source import ARCHIVED_TRANSFORMERS
 
 logger = logging.getLogger(__name__)
 
@@ -208,6 +210,10 @@ def train_model(params: Params, serialization_dir: str, recover: bool = False, *
         vocabulary = os.path.join(serialization_dir, "vocabulary")
         if os.path.isdir(vocabulary):
             remove_drafts(vocabulary)
+        # The staging folders of the checkpoint copies the killed run was making.
+        copies = os.path.join(serialization_dir, ARCHIVED_TRANSFORMERS)
+        for staging in glob.glob(os.path.join(glob.escape(copies), ".staging-*")):
+            shutil.rmtree(staging, ignore_errors=True)
         if not os.listdir(serialization_dir):
             logger.warning(
                 "%s is empty (the run was killed before it wrote config.json): training from "
