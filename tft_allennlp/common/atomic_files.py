@@ -93,7 +93,7 @@ def write_json_atomically(path: str, content: Any, indent: int = 2) -> None:
 
 def save_torch_atomically(state: Any, path: str) -> None:
     with atomic_output(path, "wb") as stream:
-        writer = _WriteErrors(stream)
+        writer = _WriteErrors(stream, path)
         try:
             torch.save(state, writer)
         except RuntimeError:
@@ -105,10 +105,13 @@ def save_torch_atomically(state: Any, path: str) -> None:
 
 
 class _WriteErrors:
-    """A binary stream that keeps the `OSError` its `write` raised."""
+    """
+    A binary stream that keeps the `OSError` its `write` raised; `name` is the file it drafts.
+    """
 
-    def __init__(self, stream: IO[bytes]) -> None:
+    def __init__(self, stream: IO[bytes], name: str) -> None:
         self._stream = stream
+        self.name = name
         self.error: Optional[OSError] = None
 
     def write(self, data: bytes) -> int:
