@@ -49,7 +49,7 @@ def test_a_non_empty_directory_needs_force_and_an_input_directory_is_never_one(t
     # output (`own`) is resumed without it.
     with pytest.raises(ConfigurationError, match="is the directory of .*notes.txt, which this"):
         check_output_directory(str(tmp_path / "mine"), True, [str(tmp_path / "mine/notes.txt")])
-    check_output_directory(str(tmp_path / "mine"), False, own="notes.txt")
+    check_output_directory(str(tmp_path / "mine"), False, own=["spec.json", "notes.txt"])
     (tmp_path / "file").write_text("")
     with pytest.raises(ConfigurationError, match="file: exists and is not a directory"):
         check_output_directory(str(tmp_path / "file"), True)

@@ -34,6 +34,9 @@ from tft_allennlp.experiments.strategies.cross import CROSS
 
 logger = logging.getLogger(__name__)
 
+# Files that only an experiment's output directory holds.
+EXPERIMENT_FILES = ("spec.json", "attempts.jsonl")
+
 
 @Subcommand.register("tft-experiment")
 class Experiment(Subcommand):
@@ -103,9 +106,9 @@ def _experiment_from_args(args: argparse.Namespace) -> None:
         sys.exit(f"tft-experiment: --output-dir {args.output_dir}: is a file, not a directory")
     try:
         spec = ExperimentSpec.from_file(args.spec, args.output_dir)
-        # An experiment's output directory (with its spec.json) is resumed; any other that
-        # holds files is someone else's.
-        check_output_directory(spec.output_dir, args.force, own="spec.json")
+        # An experiment's output directory (with its spec.json or attempts.jsonl) is resumed;
+        # any other that holds files is someone else's.
+        check_output_directory(spec.output_dir, args.force, own=EXPERIMENT_FILES)
     except ConfigurationError as error:
         sys.exit(f"tft-experiment: {error}")
     statuses = {}

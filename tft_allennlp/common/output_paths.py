@@ -28,7 +28,7 @@ import os
 import re
 import shutil
 import socket
-from typing import Iterable, Iterator, List, Optional
+from typing import Iterable, Iterator, List, Optional, Sequence
 
 from allennlp.common.checks import ConfigurationError
 
@@ -80,19 +80,20 @@ def check_output_file(path: str, force: bool, inputs: Iterable[Optional[str]] = 
 
 
 def check_output_directory(
-    path: str, force: bool, inputs: Iterable[Optional[str]] = (), own: Optional[str] = None
+    path: str, force: bool, inputs: Iterable[Optional[str]] = (), own: Sequence[str] = ()
 ) -> None:
     """
     Refuses the output directory `path` if it is a file, an input directory or the directory of
     an input file, or (without `force`) a directory that holds anything but the leftovers of a
-    killed command, or the file `own` that marks the command's own output (which it resumes).
+    killed command, or one of the files `own` that mark the command's own output (which it
+    resumes).
     """
     if os.path.exists(path) and not os.path.isdir(path):
         raise ConfigurationError(f"{path}: exists and is not a directory.")
     check_not_reading(path, inputs)
     if not os.path.isdir(path) or force or _abandoned(path) is not None:
         return
-    if own is not None and os.path.exists(os.path.join(path, own)):
+    if any(os.path.exists(os.path.join(path, name)) for name in own):
         return
     if _contents(path):
         raise ConfigurationError(
