@@ -18,7 +18,7 @@ import logging
 import os
 import shutil
 import tempfile
-from typing import IO, Any, Callable, Iterator, List, Optional, Tuple
+from typing import IO, Any, Callable, Iterator, List, Optional, Tuple, cast
 
 import torch
 
@@ -95,7 +95,7 @@ def save_torch_atomically(state: Any, path: str) -> None:
     with atomic_output(path, "wb") as stream:
         writer = _WriteErrors(stream, path)
         try:
-            torch.save(state, writer)
+            torch.save(state, cast(IO[bytes], writer))
         except RuntimeError:
             # torch reports a failed write of its own as "unexpected pos": the disk's error is
             # the one to raise.

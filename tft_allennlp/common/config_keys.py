@@ -20,7 +20,7 @@ import difflib
 import inspect
 import json
 import typing
-from typing import Any, Callable, Dict, Iterable, Optional, Tuple, Type, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Type, Union
 
 from allennlp.common import FromParams, Lazy, Registrable
 from allennlp.common.checks import ConfigurationError
@@ -104,7 +104,7 @@ def _check_argument(value: Any, annotation: Any, path: str, where: str) -> None:
 def _component(annotation: Any) -> Optional[Tuple[str, Type]]:
     """("one" | "list" | "dict", the component class) for an annotation naming components."""
     origin = getattr(annotation, "__origin__", None)
-    arguments = [a for a in getattr(annotation, "__args__", ()) if a is not type(None)]
+    arguments: List[Any] = [a for a in getattr(annotation, "__args__", ()) if a is not type(None)]
     if origin is Union:
         return _component(arguments[0]) if len(arguments) == 1 else None
     if origin is Lazy:
@@ -192,7 +192,7 @@ def dataclass_settings(path: str, cls: Type) -> Dict[str, Any]:
 
 def _has_type(value: Any, hint: Any) -> bool:
     origin = getattr(hint, "__origin__", None)
-    arguments = getattr(hint, "__args__", ())
+    arguments: Tuple[Any, ...] = getattr(hint, "__args__", ())
     if hint is Any:
         return True
     if origin is Union:
@@ -214,7 +214,7 @@ def _has_type(value: Any, hint: Any) -> bool:
 
 def _describe(hint: Any) -> str:
     origin = getattr(hint, "__origin__", None)
-    arguments = getattr(hint, "__args__", ())
+    arguments: Tuple[Any, ...] = getattr(hint, "__args__", ())
     if origin is Union:
         described = [_describe(a) for a in arguments if a is not type(None)]
         return " or ".join(described) + (" or null" if type(None) in arguments else "")

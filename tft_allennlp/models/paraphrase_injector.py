@@ -235,8 +235,8 @@ class ParaphraseInjector(Model):
 
     def _count_phrase_pairs(
         self,
-        phrase_labels: torch.LongTensor,
-        phrase_mask: torch.BoolTensor,
+        phrase_labels: torch.Tensor,
+        phrase_mask: torch.Tensor,
         metadata: Optional[List[Dict[str, Any]]],
     ) -> None:
         paraphrase = self.vocab.get_token_index("paraphrase", "phrase_labels")

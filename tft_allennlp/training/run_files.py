@@ -61,7 +61,7 @@ logger = logging.getLogger(__name__)
 
 BEST_WEIGHTS = "best.th"
 
-_original = {}
+_original: Dict[str, Any] = {}
 
 
 def install() -> None:
@@ -75,13 +75,14 @@ def install() -> None:
         archive_model=train_command.archive_model,
         train_model=train_command.train_model,
     )
-    Params.to_file = _params_to_file
-    Meta.to_file = _meta_to_file
-    Vocabulary.save_to_files = _save_vocabulary
+    # setattr: the point is to replace these methods and functions.
+    setattr(Params, "to_file", _params_to_file)
+    setattr(Meta, "to_file", _meta_to_file)
+    setattr(Vocabulary, "save_to_files", _save_vocabulary)
     for module in (common_util, training_util, evaluator_module):
-        module.dump_metrics = dump_metrics
-    train_command.archive_model = archive_model
-    train_command.train_model = train_model
+        setattr(module, "dump_metrics", dump_metrics)
+    setattr(train_command, "archive_model", archive_model)
+    setattr(train_command, "train_model", train_model)
 
 
 def _params_to_file(

@@ -29,7 +29,9 @@ class LabelledExamples:
 
     def __init__(self, what: str = "labels") -> None:
         self._what = what
-        self.reset()
+        self.labelled = 0
+        self.unlabelled = 0
+        self._source: Optional[str] = None
 
     def update(
         self,
@@ -65,7 +67,7 @@ class LabelledExamples:
     def reset(self) -> None:
         self.labelled = 0
         self.unlabelled = 0
-        self._source: Optional[str] = None
+        self._source = None
 
 
 def _source(metadata: Optional[List[Dict[str, Any]]]) -> Optional[str]:
