@@ -37,6 +37,10 @@ _TRAIN_EXTRA_KEYS = {
 }
 
 
+# The `from_params` that builds a component from its constructor's parameters.
+_FROM_PARAMS = FromParams.from_params.__func__  # type: ignore[attr-defined]
+
+
 def closest(key: str, choices: Iterable[str]) -> Optional[str]:
     """The valid key nearest to `key` in spelling, if one is near enough."""
     matches = difflib.get_close_matches(key, sorted(choices), n=1, cutoff=0.6)
@@ -75,6 +79,8 @@ def _check(
     if built is None:
         return
     cls, constructor = built
+    if getattr(getattr(cls, "from_params", None), "__func__", None) is not _FROM_PARAMS:
+        return  # a class that reads its parameters its own way
     parameters = _parameters(cls, constructor)
     if parameters is None:
         return
