@@ -58,18 +58,23 @@ def allennlp_train(config: pathlib.Path, serialization_dir: pathlib.Path, *flags
     return result
 
 
-def forked_allennlp(*commands: List[str]) -> List[subprocess.CompletedProcess]:
+def forked_allennlp(
+    *commands: List[str], environments: Optional[List[Dict[str, str]]] = None
+) -> List[subprocess.CompletedProcess]:
     """
-    `allennlp ARGUMENTS` for each of `commands`, all at once, each in a forked child; for each,
-    its exit code (negative: killed by that signal), standard output and standard error, as
+    `allennlp ARGUMENTS` for each of `commands`, all at once, each in a forked child (with the
+    variables of the matching `environments`, if given); for each, its exit code (negative:
+    killed by that signal), standard output and standard error, as
     `subprocess.run(..., capture_output=True, text=True)` gives them.
     """
+    environments = environments or [{} for _ in commands]
     with tempfile.TemporaryDirectory() as directory:
         children = []
-        for index, arguments in enumerate(commands):
+        for index, (arguments, environment) in enumerate(zip(commands, environments)):
             paths = [os.path.join(directory, f"{index}.{name}") for name in ("stdout", "stderr")]
             files = [open(path, "w") for path in paths]
-            children.append((arguments, paths, fork_allennlp(arguments, *files)))
+            child = fork_allennlp(arguments, *files, environment)
+            children.append((arguments, paths, child))
             for file in files:
                 file.close()
         results = []

@@ -155,5 +155,14 @@ def test_checkpoints_keep_the_best_and_the_latest(tmp_path):
         overrides=json.dumps({"trainer.num_epochs": 3}),
     )
     states = sorted(name for name in os.listdir(tmp_path) if name.endswith(".th"))
-    # The latest checkpoint is named after the next epoch (AllenNLP counts completed epochs).
-    assert states == ["best.th", "model_state_e3_b0.th", "training_state_e3_b0.th"]
+    # A checkpoint is named after the epochs completed: the latest is e3, the best epoch's
+    # (kept with best.th, tft_atomic) e(best + 1), not e2, which is neither.
+    best = json.loads((tmp_path / "metrics.json").read_text())["best_epoch"]
+    assert best in (0, 1)
+    assert states == [
+        "best.th",
+        f"model_state_e{best + 1}_b0.th",
+        "model_state_e3_b0.th",
+        f"training_state_e{best + 1}_b0.th",
+        "training_state_e3_b0.th",
+    ]

@@ -67,6 +67,7 @@ def test_every_override_shown_is_tested():
         '{"trainer.checkpointer.save_every_num_seconds": 1800}',
         '{"trainer.precision": "float16"}',
         '{"trainer.checkpointer.keep_most_recent_by_count": null}',
+        '{"trainer.optimizer.fused": false}',
     }
 
 

@@ -11,9 +11,10 @@ reads configs, not in `os.environ`: `Params.from_file` evaluates jsonnet with th
 plus these defaults (a value set in the environment always wins) and with the package's folder
 as a library path (after the config's own folder). Wrapping AllenNLP's
 `params._environment_variables` and `params.evaluate_file` are the changes the plugin makes to
-its host on import; AllenNLP imports plugins before it reads a config. Two more: `allennlp train`
+its host on import; AllenNLP imports plugins before it reads a config. Three more: `allennlp train`
 reuses a serialization directory that a failed start left with nothing trained in it
-(`training/serialization_dir.py`), and the `allennlp` command line prints progress, warnings and
+(`training/serialization_dir.py`), writes the files of a training run atomically
+(`training/run_files.py`), and the `allennlp` command line prints progress, warnings and
 results, not AllenNLP's full log, unless `TFT_VERBOSE=1` (`common/console.py`).
 """
 
@@ -79,7 +80,8 @@ from tft_allennlp import (  # noqa: E402  (after the defaults, which AllenNLP mu
     training,
 )  # noqa: E402,F401
 from tft_allennlp.common import console  # noqa: E402
-from tft_allennlp.training import serialization_dir  # noqa: E402
+from tft_allennlp.training import run_files, serialization_dir  # noqa: E402
 
 serialization_dir.install()
+run_files.install()
 console.install()

@@ -17,6 +17,7 @@ from tft_allennlp.alignment.pipeline import AlignmentPipeline, evaluate
 from tft_allennlp.commands import align
 from tft_allennlp.commands.align import align_file
 from tft_allennlp.common.input_problems import MalformedInputError
+from tft_allennlp.common.output_paths import draft_name
 
 PAIRS = [
     ("A man is playing a flute.", "A man plays the flute."),
@@ -61,7 +62,7 @@ def test_strict_reading_names_the_bad_line_and_keeps_the_earlier_output(tmp_path
     write_pairs(source, bad_line="only one column")
     output.write_text("an earlier corpus\n")
     result = subprocess.run(
-        [sys.executable, "-m", "allennlp", "tft-align", str(source), str(output)],
+        [sys.executable, "-m", "allennlp", "tft-align", str(source), str(output), "--force"],
         cwd=PROJECT_ROOT,
         env=dict(os.environ),
         capture_output=True,
@@ -95,7 +96,7 @@ def test_a_crash_midway_leaves_no_half_written_output(tmp_path, monkeypatch, fai
     output.write_text("an earlier corpus\n")
     monkeypatch.setattr(align, "align_stream", aligning_until(failure, after=3))
     with pytest.raises(type(failure)):
-        align_file(str(source), str(output))
+        align_file(str(source), str(output), force=True)
     assert output.read_text() == "an earlier corpus\n"
     assert sorted(os.listdir(tmp_path)) == ["out.jsonl", "pairs.tsv"]
 
@@ -106,8 +107,36 @@ def test_an_output_through_a_symlink_replaces_the_file_it_points_to(tmp_path, mo
     corpus.write_text("an earlier corpus\n")
     link.symlink_to(corpus)
     monkeypatch.setattr(align, "align_stream", aligning_until())
-    assert align_file(str(source), str(link))["pairs written"] == 15
+    assert align_file(str(source), str(link), force=True)["pairs written"] == 15
     assert link.is_symlink() and len(corpus.read_text().splitlines()) == 15
+
+
+def test_an_existing_output_is_refused_without_force(tmp_path, monkeypatch):
+    source, output = tmp_path / "pairs.tsv", tmp_path / "out.jsonl"
+    write_pairs(source)
+    output.write_text("an earlier corpus\n")
+    monkeypatch.setattr(align, "align_stream", aligning_until())
+    with pytest.raises(ConfigurationError, match=r"out.jsonl: exists; give --force to replace it"):
+        align_file(str(source), str(output))
+    assert output.read_text() == "an earlier corpus\n"
+    assert align_file(str(source), str(output), force=True)["pairs written"] == 15
+
+
+def test_the_drafts_of_a_killed_run_are_removed_by_the_next(tmp_path, monkeypatch):
+    source, output = tmp_path / "pairs.tsv", tmp_path / "out.jsonl"
+    write_pairs(source)
+    # A child that dies at once: its process id is gone for good (for this test's length).
+    child = subprocess.Popen([sys.executable, "-c", ""])
+    child.wait()
+    host = draft_name(str(output)).split(".")[-3]
+    stale = [f"out.jsonl.{child.pid}.tmp", f"out.jsonl.{host}.{child.pid}.tmp"]
+    alive = f"out.jsonl.{host}.{os.getppid()}.tmp"  # a running process: not touched
+    other_host = f"out.jsonl.elsewhere.{child.pid}.tmp"  # perhaps running there: not touched
+    for name in stale + [alive, other_host]:
+        (tmp_path / name).write_text("half a corpus")
+    monkeypatch.setattr(align, "align_stream", aligning_until())
+    assert align_file(str(source), str(output))["pairs written"] == 15
+    assert sorted(os.listdir(tmp_path)) == sorted(["out.jsonl", "pairs.tsv", alive, other_host])
 
 
 def test_output_is_read_by_the_injection_reader(tmp_path):

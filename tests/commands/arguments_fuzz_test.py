@@ -231,7 +231,8 @@ def test_align_refuses_unusable_input_and_leaves_the_output_alone(
 ):
     source = "missing.tsv" if content is None else write(workspace, "input.tsv", content)
     before = snapshot(workspace)
-    code, error = refusal(["tft-align", source, output, *extra], capsys)
+    # With --force, which lets an existing output be replaced, but only by a finished one.
+    code, error = refusal(["tft-align", source, output, *extra, "--force"], capsys)
     assert code == 1
     assert error.startswith(f"tft-align: {expected}")
     # The earlier output is intact and no new or temporary file is left behind.
@@ -280,15 +281,16 @@ def serialization_dir(tmp_path, monkeypatch):
             ["run/model.tar.gz", "out", "--weights-file", "run/missing.th"],
             "--weights-file run/missing.th: no such file.",
         ),
-        (["run", "run"], "run: is the directory of run; the checkpoint's config.json"),
-        (["run", "./run/"], "./run/: is the directory of run; "),
-        (["run", "run-link"], "run-link: is the directory of run; "),
-        (["run/model.tar.gz", "run"], "run: is the directory of run/model.tar.gz; "),
+        (["run", "run"], "run: is the directory of run, which this command reads"),
+        (["run", "./run/", "--force"], "./run/: is the directory of run, which this command "),
+        (["run", "run-link"], "run-link: is the directory of run, which "),
+        (["run/model.tar.gz", "run", "--force"], "run: is the directory of run/model.tar.gz, "),
         (["run-link/model.tar.gz", "./run"], "./run: is the directory of run-link/model.tar.gz"),
         (
             ["notes.txt", "run", "--weights-file", "run/best.th"],
-            "run: is the directory of run/best.th; ",
+            "run: is the directory of run/best.th, which ",
         ),
+        (["run/model.tar.gz", "."], ".: is not empty; give --force to write into it"),
     ],
 )
 def test_export_names_the_unusable_path_and_writes_nothing(

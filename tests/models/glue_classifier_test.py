@@ -3,6 +3,7 @@ import json
 import numpy
 import pytest
 import torch
+from allennlp.common.checks import ConfigurationError
 from allennlp.common.testing import ModelTestCase
 from allennlp.data import Batch, Instance
 from scipy.stats import pearsonr, spearmanr
@@ -88,6 +89,28 @@ class TestGlueClassifier(ModelTestCase):
         assert metrics["spearman"] == pytest.approx(spearmanr(gold, scores)[0], abs=1e-5)
         assert all(type(value) is float for value in metrics.values())
         assert "label" not in outputs[0] and "probs" not in outputs[0]
+
+    def test_metrics_over_unlabelled_data_are_an_error_naming_the_file(self):
+        """`allennlp evaluate` on a GLUE test split read 0.0 for every metric, and exited 0."""
+        test_file = GLUE / "MRPC/test.tsv"
+        self.set_up_model(CONFIGS_ROOT / "glue/mrpc.jsonnet", test_file)
+        self.model.eval()
+        outputs = self.model.forward_on_instances(self.instances)  # predicting is fine
+        assert len(outputs) == 3 and "loss" not in outputs[0]
+        message = f"{test_file}:2: no labels (3 examples without): metrics need labelled data"
+        with pytest.raises(ConfigurationError) as error:
+            self.model.get_metrics(reset=True)
+        assert str(error.value).startswith(message)
+
+    def test_a_training_step_without_labels_is_an_error_naming_the_line(self):
+        test_file = GLUE / "MRPC/test.tsv"
+        self.set_up_model(CONFIGS_ROOT / "glue/mrpc.jsonnet", test_file)
+        batch = Batch(self.instances)
+        batch.index_instances(self.vocab)
+        self.model.train()
+        with pytest.raises(ConfigurationError) as error:
+            self.model(**batch.as_tensor_dict())
+        assert str(error.value).startswith(f"{test_file}:2: no labels: training needs labelled")
 
     def test_loss_only_with_labels(self):
         self.set_up_model(CONFIGS_ROOT / "glue/rte.jsonnet", GLUE / "RTE/train.tsv")

@@ -49,6 +49,25 @@ class TestParaphraseInjector(ModelTestCase):
         assert "loss" not in self.model(**empty)
         assert not any(self.model.get_metrics(reset=True).values())
 
+    def test_a_corpus_without_aligned_phrase_pairs_is_an_error_not_a_score(self):
+        """Such a corpus gave phrase metrics of 0.0, and the injection exited 0."""
+        records = [json.loads(line) for line in open(CORPUS)]
+        corpus = self.TEST_DIR / "unaligned.jsonl"
+        corpus.write_text("".join(json.dumps({**r, "alignments": []}) + "\n" for r in records))
+        self.set_up_model(CONFIGS_ROOT / "injection/tft.jsonnet", corpus)
+        self.model.eval()
+        self.model(**self.tensors())
+        assert self.model.get_metrics()["phrase_accuracy"] >= 0.0  # mid-epoch: the progress bar
+        with pytest.raises(ConfigurationError) as error:
+            self.model.get_metrics(reset=True)
+        assert str(error.value).startswith(
+            f"{corpus}: no aligned phrase pairs in {len(self.instances)} sentence pairs"
+        )
+        # Without the phrase head (the +sentence ablation) the same corpus is fine.
+        self.set_up_model(CONFIGS_ROOT / "injection/sentence_only.jsonnet", corpus)
+        self.model(**self.tensors())
+        assert "sentence_accuracy" in self.model.get_metrics(reset=True)
+
     def test_loss_is_the_sum_of_both_cross_entropies(self):
         self.set_up_model(CONFIGS_ROOT / "injection/tft.jsonnet", CORPUS)
         self.model.eval()

@@ -38,6 +38,27 @@ def injected(tmp_path_factory, tiny_bert):
     return model, str(directory / "model.tar.gz")
 
 
+def test_a_pair_cut_off_by_truncation_keeps_its_place_marked(injected, caplog):
+    """It used to be left out: two pairs asked for, one returned."""
+    _, archive = injected
+    predictor = Predictor.from_path(archive)
+    source = ["the", "cat", "sat", "on", "the", "mat"] * 30  # 180 words, max_length is 128
+    request = {
+        "source": source,
+        "target": ["A", "cat", "sat", "."],
+        "phrase_pairs": [[[170, 172], [1, 2]], [[0, 1], [0, 1]]],
+    }
+    pairs = predictor.predict_json(request)["phrase_pairs"]
+    assert [(p["source_span"], p["target_span"]) for p in pairs] == [
+        ([170, 172], [1, 2]),
+        ([0, 1], [0, 1]),
+    ]
+    assert pairs[0]["paraphrase_probability"] is None and pairs[0]["label"] is None
+    assert pairs[0]["left_out"].startswith("not in the encoded text (truncated to max_length")
+    assert 0.0 < pairs[1]["paraphrase_probability"] < 1.0 and "left_out" not in pairs[1]
+    assert "1 of 2 phrase pairs left out" in caplog.text
+
+
 def test_phrase_pair_view(injected):
     _, archive = injected
     predictor = Predictor.from_path(archive)

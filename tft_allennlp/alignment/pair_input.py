@@ -7,7 +7,7 @@ import collections
 import itertools
 from typing import Iterator, Optional, Tuple
 
-from tft_allennlp.common.input_problems import InputProblems, parse_json, read_lines
+from tft_allennlp.common.input_problems import InputProblems, blank_reason, parse_json, read_lines
 
 MRPC_HEADER = ["Quality", "#1 ID", "#2 ID", "#1 String", "#2 String"]
 TSV_HEADER = ["sentence1", "sentence2"]
@@ -26,18 +26,19 @@ def read_sentence_pairs(
     Yields `(line_number, sentence1, sentence2)` for every valid line of `path`, in order.
 
     The layout is recognised from the first line: a JSON object (JSON lines with `sentence1`
-    and `sentence2`), GLUE's MRPC header (only the pairs labelled 1, paraphrases, unless
-    `mrpc_all_pairs`; the others are counted in `counts`), or else a two-column TSV whose
-    first line is a header only if it is exactly `sentence1<TAB>sentence2`. Empty sentences,
-    wrong column counts, invalid JSON or UTF-8 and sentences over `max_sentence_chars` go to
-    `problems`.
+    and `sentence2`; a line that starts with `{` but holds a tab and is no JSON is a TSV row),
+    GLUE's MRPC header (only the pairs labelled 1, paraphrases, unless `mrpc_all_pairs`; the
+    others are counted in `counts`), or else a two-column TSV whose first line is a header only
+    if it is exactly `sentence1<TAB>sentence2`. Empty sentences (also of invisible characters
+    only), wrong column counts, invalid JSON or UTF-8 and sentences over `max_sentence_chars`
+    go to `problems`.
     """
     lines = read_lines(path, problems)
     first = next(lines, None)
     if first is None:
         return
     layout = "tsv"
-    if first[1].lstrip().startswith("{"):
+    if _is_json_line(first[1]):
         layout = "jsonl"
     elif first[1].split("\t") == MRPC_HEADER:
         layout = "mrpc"
@@ -59,8 +60,9 @@ def read_sentence_pairs(
                     counts["MRPC non-paraphrase pairs left out"] += 1
                 continue
         for sentence in pair:
-            if not sentence.strip():
-                problems.reject(number, "empty sentence")
+            reason = blank_reason(sentence)
+            if reason is not None:
+                problems.reject(number, reason)
                 break
             if len(sentence) > max_sentence_chars:
                 problems.reject(
@@ -69,6 +71,17 @@ def read_sentence_pairs(
                 break
         else:
             yield number, pair[0].strip(), pair[1].strip()
+
+
+def _is_json_line(text: str) -> bool:
+    """Whether the first line starts JSON lines rather than a TSV whose first text opens with {."""
+    if not text.lstrip().startswith("{"):
+        return False
+    try:
+        parse_json(text)
+    except ValueError:
+        return "\t" not in text  # a broken JSON line, reported as such
+    return True
 
 
 def _parse(

@@ -28,7 +28,13 @@ from tft_allennlp.alignment.pipeline import (
     resolve_spacy_model,
 )
 from tft_allennlp.commands.arguments import float_in, json_object, positive_int
-from tft_allennlp.common.input_problems import InputProblems, MalformedInputError
+from tft_allennlp.common.atomic_files import naming_path
+from tft_allennlp.common.input_problems import (
+    InputProblems,
+    MalformedInputError,
+    check_regular_file,
+)
+from tft_allennlp.common.output_paths import add_force_argument, check_output_file, draft_name
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +58,7 @@ class Align(Subcommand):
         subparser.add_argument(
             "--lenient", action="store_true", help="skip and count malformed lines"
         )
+        add_force_argument(subparser, "OUTPUT")
         subparser.add_argument(
             "--mrpc-all-pairs",
             action="store_true",
@@ -128,8 +135,9 @@ def _align_from_args(args: argparse.Namespace) -> None:
             max_sentence_chars=args.max_sentence_chars,
             aligner=aligner,
             packages=packages,
+            force=args.force,
         )
-    except (ConfigurationError, MalformedInputError) as error:
+    except (ConfigurationError, MalformedInputError, OSError) as error:
         sys.exit(f"tft-align: {error}")
     for key, value in summary.items():
         print(f"{key:>28}: {value}")
@@ -146,16 +154,19 @@ def align_file(
     max_sentence_chars: int = 2000,
     aligner: Optional[Dict[str, Any]] = None,
     packages: Sequence[str] = (),
+    force: bool = False,
 ) -> dict:
     """
     Aligns every valid pair of `input_path` into `output_path`; returns the summary.
 
-    The output is written to a temporary file beside it and renamed over it only once the whole
-    input is aligned, so an error or a crash midway leaves an existing output as it was. Raises
-    a `ConfigurationError` before touching either file if the input cannot be read or the output
-    is the input or cannot be written, and a `MalformedInputError` for a malformed line or an
-    input without a single pair to align. `aligner` holds the parameters of the
-    `PhraseAligner` (default `tft_syntactic`), registered by `packages` if it is the user's.
+    The output is written to a draft beside it and renamed over it only once the whole input is
+    aligned, so an error or a crash midway leaves an existing output as it was (the drafts of
+    killed runs are removed by the next). Raises a `ConfigurationError` before touching either
+    file if the input cannot be read, or the output is the input, cannot be written, or exists
+    and `force` is not set (`tft_allennlp.common.output_paths`), and a `MalformedInputError`
+    for a malformed line or an input without a single pair to align. `aligner` holds the
+    parameters of the `PhraseAligner` (default `tft_syntactic`), registered by `packages` if it
+    is the user's.
     """
     _check_readable(input_path)
     _check_embeddings(aligner)
@@ -164,19 +175,19 @@ def align_file(
     # before worker processes, which build their own, could fail one after the other).
     build_phrase_aligner(aligner, packages)
     # Through a symlink, the file it points to is replaced, not the link.
-    target = _writable_target(output_path, input_path)
+    target = check_output_file(output_path, force, [input_path])
     problems = InputProblems(input_path, lenient)
     counts: collections.Counter = collections.Counter()
     pairs = read_sentence_pairs(input_path, problems, max_sentence_chars, mrpc_all_pairs, counts)
     started = time.perf_counter()
     written = phrases = alignments = 0
-    draft = f"{target}.{os.getpid()}.tmp"
+    draft = draft_name(target)
     try:
         output = open(draft, "x", encoding="utf-8")
     except OSError as error:
         raise ConfigurationError(f"{output_path}: cannot write: {error.strerror}") from None
     try:
-        with output:
+        with naming_path(output_path), output:
             lines = align_stream(pairs, spacy_model, workers, batch_size, aligner, packages)
             for number, line in Tqdm.tqdm(lines, desc="aligning", unit=" pairs"):
                 record = json.loads(line)
@@ -209,6 +220,7 @@ def align_file(
 
 
 def _check_readable(path: str) -> None:
+    check_regular_file(path)  # before `open`, which waits on a named pipe for a writer
     try:
         open(path, "rb").close()
     except OSError as error:
@@ -244,26 +256,6 @@ def _check_embeddings(aligner: Optional[Dict[str, Any]]) -> None:
         raise ConfigurationError(
             f"--embeddings {embeddings}: no such directory (a local Hugging Face checkpoint)"
         )
-
-
-def _writable_target(output_path: str, input_path: str) -> str:
-    """The real path to write `output_path` to, once sure that writing it loses no data."""
-    target = os.path.realpath(output_path)
-    if os.path.isdir(target):
-        raise ConfigurationError(f"{output_path}: is a directory, not a file name for the output")
-    directory = os.path.dirname(target)
-    if not os.path.isdir(directory):
-        raise ConfigurationError(f"{output_path}: no such directory: {directory}")
-    # `samefile` also catches a hard link to the input, which has a path of its own.
-    if (
-        os.path.samefile(input_path, target)
-        if os.path.exists(target)
-        else os.path.realpath(input_path) == target
-    ):
-        raise ConfigurationError(
-            f"{output_path}: is the input file {input_path}; writing it would destroy the input"
-        )
-    return target
 
 
 def _require_pairs(problems: InputProblems, counts: collections.Counter) -> None:

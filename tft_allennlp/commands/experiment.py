@@ -13,8 +13,11 @@ import tempfile
 from typing import Dict, List, Optional, Tuple
 
 from allennlp.commands.subcommand import Subcommand
+from allennlp.common.checks import ConfigurationError
 
 from tft_allennlp.commands.arguments import positive_float, positive_int
+from tft_allennlp.common.input_problems import MalformedInputError, check_regular_file
+from tft_allennlp.common.output_paths import add_force_argument, check_output_directory
 from tft_allennlp.experiments import ExperimentRunner, ExperimentSpec, collect_results
 from tft_allennlp.experiments.paired import (
     Reference,
@@ -30,6 +33,9 @@ from tft_allennlp.experiments.spec import selection_metric
 from tft_allennlp.experiments.strategies.cross import CROSS
 
 logger = logging.getLogger(__name__)
+
+# Files that only an experiment's output directory holds.
+EXPERIMENT_FILES = ("spec.json", "attempts.jsonl")
 
 
 @Subcommand.register("tft-experiment")
@@ -73,6 +79,9 @@ class Experiment(Subcommand):
             default=30.0,
             help="how often to look for other shards' runs while waiting",
         )
+        add_force_argument(
+            subparser, "the outputs in an output directory that holds no experiment's spec.json"
+        )
         subparser.set_defaults(func=_experiment_from_args)
         return subparser
 
@@ -87,12 +96,21 @@ def _shard(text: str) -> Tuple[int, int]:
 def _experiment_from_args(args: argparse.Namespace) -> None:
     # jsonnet aborts the whole process on a directory, and a missing file is a traceback.
     try:
+        check_regular_file(args.spec)  # before `open`, which waits on a named pipe
         open(args.spec, "rb").close()
     except OSError as error:
         sys.exit(f"tft-experiment: {args.spec}: {error.strerror}")
+    except MalformedInputError as error:
+        sys.exit(f"tft-experiment: {error}")
     if args.output_dir is not None and os.path.isfile(args.output_dir):
         sys.exit(f"tft-experiment: --output-dir {args.output_dir}: is a file, not a directory")
-    spec = ExperimentSpec.from_file(args.spec, args.output_dir)
+    try:
+        spec = ExperimentSpec.from_file(args.spec, args.output_dir)
+        # An experiment's output directory (with its spec.json or attempts.jsonl) is resumed;
+        # any other that holds files is someone else's.
+        check_output_directory(spec.output_dir, args.force, own=EXPERIMENT_FILES)
+    except ConfigurationError as error:
+        sys.exit(f"tft-experiment: {error}")
     statuses = {}
     if not args.report_only:
         statuses = run_experiment(spec, args.jobs, args.shard, not args.no_wait, args.poll_seconds)

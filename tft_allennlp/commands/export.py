@@ -11,6 +11,9 @@ the base's config, tokenizer and pooler (see `tft_allennlp.common.transformer_so
 A model trained with adapters (`tft_allennlp.modules.adapters`) is not merged: the checkpoint
 is the encoder as it was (frozen), and the adapters are written beside it (`adapters.json`,
 `adapters.th`), loaded back with `{"type": "tft_exported", "directory": OUT_DIR}`.
+
+OUT_DIR must be new or empty unless `--force` is given, and is never a directory the export
+reads or the base checkpoint the model was trained from (`tft_allennlp.common.output_paths`).
 """
 
 import argparse
@@ -20,6 +23,7 @@ import gzip
 import json
 import logging
 import os
+import pickle
 import shutil
 import sys
 import tarfile
@@ -33,9 +37,16 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.data.tokenizers import PretrainedTransformerTokenizer
 from allennlp.models.archival import Archive, load_archive
 from allennlp.modules.token_embedders import PretrainedTransformerEmbedder
+from safetensors import SafetensorError
 from transformers import AutoModel, PreTrainedModel
 
 from tft_allennlp.commands.sequence_classification import sequence_classifier
+from tft_allennlp.common.atomic_files import naming_path
+from tft_allennlp.common.output_paths import (
+    add_force_argument,
+    check_not_reading,
+    output_directory,
+)
 from tft_allennlp.common.transformer_source import sentence_transformers_modules
 from tft_allennlp.models.glue_classifier import GlueClassifier
 
@@ -70,24 +81,32 @@ class Export(Subcommand):
             help="write a GLUE classifier (tft_glue_classifier, also under tft_smart) as a "
             "Hugging Face AutoModelForSequenceClassification directory, labels included",
         )
+        add_force_argument(subparser, "the files of the same name in a non-empty output_dir")
         subparser.set_defaults(func=_export_from_args)
         return subparser
 
 
 def _export_from_args(args: argparse.Namespace) -> None:
+    reads = [args.archive_file, args.weights_file]
     try:
         if args.sequence_classification and args.sentence_transformers:
             raise ConfigurationError(
                 "--sequence-classification and --sentence-transformers write different models; "
                 "give one."
             )
-        if args.sequence_classification:
-            export_sequence_classifier(args.archive_file, args.output_dir, args.weights_file)
-        else:
-            export_encoder(
-                args.archive_file, args.output_dir, args.weights_file, args.sentence_transformers
-            )
-    except ConfigurationError as error:
+        with naming_path(args.output_dir), output_directory(args.output_dir, args.force, reads):
+            if args.sequence_classification:
+                export_sequence_classifier(args.archive_file, args.output_dir, args.weights_file)
+            else:
+                export_encoder(
+                    args.archive_file,
+                    args.output_dir,
+                    args.weights_file,
+                    args.sentence_transformers,
+                )
+    except SafetensorError as error:  # safetensors' writer: no OSError, no path
+        sys.exit(f"tft-export: {args.output_dir}: cannot write the weights: {error}")
+    except (ConfigurationError, OSError) as error:
         sys.exit(f"tft-export: {error}")
 
 
@@ -114,6 +133,9 @@ def export_encoder(
                 f"{archive_file}: the model has adapters, which a sentence-transformers model "
                 "would not run; export it without --sentence-transformers."
             )
+        # The base the encoder was trained from is a user's checkpoint: never written over.
+        base = getattr(embedder, "model_name", None)
+        check_not_reading(output_dir, [base], "the base checkpoint the model was trained from")
         os.makedirs(output_dir, exist_ok=True)
         transformer = embedder.transformer_model
         _name_after_the_base(transformer, embedder)
@@ -311,6 +333,15 @@ def load_model_archive(
         raise ConfigurationError(
             f"{name}: incomplete serialization directory or archive: {error}"
         ) from None
+    except (pickle.UnpicklingError, RuntimeError) as error:
+        # torch.load of a file that is not weights, or weights of another model.
+        weights = f"--weights-file {weights_file}" if weights_file else name
+        reason = (
+            "not a file of saved tensors"
+            if isinstance(error, pickle.UnpicklingError)
+            else str(error).strip().splitlines()[0][:120]
+        )
+        raise ConfigurationError(f"{weights}: not the weights of this model: {reason}") from None
 
 
 def write_sentence_transformers_files(

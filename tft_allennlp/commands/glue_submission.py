@@ -19,6 +19,8 @@ from allennlp.models.archival import Archive
 
 from tft_allennlp.commands.arguments import positive_int
 from tft_allennlp.commands.export import load_model_archive
+from tft_allennlp.common.atomic_files import naming_path
+from tft_allennlp.common.output_paths import add_force_argument, draft_name, output_directory
 from tft_allennlp.common.sentence_tasks import SentenceTask
 from tft_allennlp.dataset_readers.glue_rows import HUB_PREFIX
 
@@ -63,16 +65,23 @@ class GlueSubmission(Subcommand):
         )
         subparser.add_argument("--batch-size", type=positive_int, default=64)
         subparser.add_argument("--cuda-device", type=int, default=-1)
+        add_force_argument(subparser, "the files of the same name in a non-empty output_dir")
         subparser.set_defaults(func=_submission_from_args)
         return subparser
 
 
 def _submission_from_args(args: argparse.Namespace) -> None:
+    # The archives' directories and the GLUE folders with the test files are read, never written.
+    reads = [*args.archives, args.glue_dir]
+    if not args.glue_dir.startswith(HUB_PREFIX):
+        for files in SUBMISSION_FILES.values():
+            reads += [os.path.join(args.glue_dir, test_file) for _, test_file, _ in files]
     try:
-        written = write_submission(
-            args.archives, args.output_dir, args.glue_dir, args.batch_size, args.cuda_device
-        )
-    except ConfigurationError as error:
+        with naming_path(args.output_dir), output_directory(args.output_dir, args.force, reads):
+            written = write_submission(
+                args.archives, args.output_dir, args.glue_dir, args.batch_size, args.cuda_device
+            )
+    except (ConfigurationError, OSError) as error:
         sys.exit(f"tft-glue-submission: {error}")
     missing = [
         name for files in SUBMISSION_FILES.values() for name, _, _ in files if name not in written
@@ -130,14 +139,14 @@ def write_submission(
                     raise ConfigurationError(f"{source}: no such file (the {name} test set).")
                 predictions = predict(archive, source, batch_size)
                 os.makedirs(output_dir, exist_ok=True)
-                drafts[name] = os.path.join(output_dir, f".{name}.{os.getpid()}.tmp")
+                drafts[name] = draft_name(os.path.join(output_dir, "." + name))
                 with open(drafts[name], "w", encoding="utf-8") as out:
                     out.write("index\tprediction\n")
                     for index, prediction in predictions:
                         out.write(f"{index}\t{prediction}\n")
                 written[name] = len(predictions)
                 logger.info("%s: %d predictions of %s", name, len(predictions), source)
-        bundle_draft = os.path.join(output_dir, f".submission.zip.{os.getpid()}.tmp")
+        bundle_draft = draft_name(os.path.join(output_dir, ".submission.zip"))
         drafts["submission.zip"] = bundle_draft
         with zipfile.ZipFile(bundle_draft, "w", zipfile.ZIP_DEFLATED) as bundle:
             for name in written:

@@ -20,7 +20,13 @@ The aligned paraphrase corpus: one JSON object per line, written by `allennlp tf
 
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-from tft_allennlp.common.input_problems import InputProblems, decode_line, parse_json, shown
+from tft_allennlp.common.input_problems import (
+    InputProblems,
+    blank_reason,
+    decode_line,
+    parse_json,
+    shown,
+)
 
 Span = Tuple[int, int]
 """An inclusive `(start, end)` word span."""
@@ -83,9 +89,12 @@ def validate_record(number: int, record: Any) -> AlignedPair:
         if (
             not isinstance(value, list)
             or not value
-            or not all(isinstance(word, str) and word.strip() for word in value)
+            or not all(isinstance(word, str) and blank_reason(word) is None for word in value)
         ):
-            raise ValueError(f"malformed record: {side!r} must be a non-empty list of words")
+            raise ValueError(
+                f"malformed record: {side!r} must be a non-empty list of words (each with a "
+                "visible character)"
+            )
         words[side] = value
 
     def span(value: Any, side: str, what: str) -> Span:

@@ -9,11 +9,18 @@ end. Nothing is dropped without a trace.
 import collections
 import json
 import logging
+import os
+import stat
+import unicodedata
 from typing import Any, Iterable, Iterator, Optional, Tuple, TypeVar
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+# Unicode categories that print nothing: format (zero-width space, joiners, BOM, soft hyphen),
+# control, unassigned, and separators.
+_INVISIBLE = {"Cf", "Cc", "Cn", "Zs", "Zl", "Zp"}
 
 
 class MalformedInputError(ValueError):
@@ -106,9 +113,40 @@ def read_lines(
 
 
 def read_raw_lines(path: str) -> Iterator[Tuple[int, bytes]]:
-    """Streams a file as `(line_number, bytes)` pairs, for readers that decode lines later."""
+    """
+    Streams a file as `(line_number, bytes)` pairs, for readers that decode lines later. A path
+    that is not a regular file (a named pipe, a device, a socket) is a `MalformedInputError`
+    before it is opened: opening a pipe waits for a writer, reading a device may never end,
+    and the readers read their files more than once (counting, subsampling), which a pipe
+    cannot give.
+    """
+    check_regular_file(path)
     with open(path, "rb") as handle:
         yield from enumerate(handle, start=1)
+
+
+def check_regular_file(path: str) -> None:
+    """
+    A `MalformedInputError` naming `path` if it is a special file: a named pipe, a device, a
+    socket (a directory or a missing path is left to `open`, which names it).
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return  # `open` names the problem
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return  # `open` names a directory itself
+    kinds = {
+        stat.S_ISFIFO: "a named pipe",
+        stat.S_ISCHR: "a character device",
+        stat.S_ISBLK: "a block device",
+        stat.S_ISSOCK: "a socket",
+    }
+    kind = next((name for test, name in kinds.items() if test(mode)), "a special file")
+    raise MalformedInputError(
+        f"{path}: not a regular file ({kind}); the input is read more than once: save it to a "
+        "file first"
+    )
 
 
 def decode_line(
@@ -127,10 +165,34 @@ def decode_line(
     if line_number == 1 and text.startswith("\ufeff"):
         text = text[1:]
     text = text.rstrip("\r\n")
+    if "\r" in text:
+        # A file with classic Mac (CR) line endings reads as one line; never as data.
+        problems.reject(
+            line_number,
+            "carriage return inside the line: lines must end in LF or CRLF, not CR alone",
+        )
+        return None
     if max_line_chars is not None and len(text) > max_line_chars:
         problems.reject(line_number, f"line too long: {len(text)} characters > {max_line_chars}")
         return None
     return text
+
+
+def blank_reason(text: str) -> Optional[str]:
+    """
+    None for text with a visible character; otherwise why it is blank: empty, white space, or
+    only characters that print nothing (zero-width spaces, joiners, byte-order marks, soft
+    hyphens, control characters), which tokenizers drop, leaving no wordpiece.
+    """
+    if not text.strip():
+        return "empty sentence"
+    invisible = [
+        char for char in text if not char.isspace() and unicodedata.category(char) in _INVISIBLE
+    ]
+    if len(invisible) + sum(char.isspace() for char in text) < len(text):
+        return None
+    names = sorted({f"U+{ord(char):04X}" for char in invisible})
+    return f"empty sentence: only invisible characters ({', '.join(names[:3])})"
 
 
 def parse_json(text: str) -> Any:

@@ -119,12 +119,14 @@ class AlignedParaphrasesReader(DatasetReader):
         self._seed = seed
         self._lenient = lenient
         self._counts: collections.Counter = collections.Counter()
+        self._file_path: Optional[str] = None
 
     # Reading
 
     def _read(self, file_path: str) -> Iterable[Instance]:
         problems = InputProblems(file_path, self._lenient)
         self._counts.clear()
+        self._file_path = file_path
         worker = self.get_worker_info()
         num_lines = 0
         for block in self._blocks(file_path):
@@ -275,7 +277,7 @@ class AlignedParaphrasesReader(DatasetReader):
             keep = sorted(rng.sample(range(len(phrase_pairs)), self._max_phrase_pairs))
             phrase_pairs = [phrase_pairs[i] for i in keep]
             phrase_labels = [phrase_labels[i] for i in keep]
-        metadata: Dict[str, Any] = {"line_number": pair.line_number}
+        metadata: Dict[str, Any] = {"line_number": pair.line_number, "file": self._file_path}
         if partner is not None:
             metadata["partner_line_number"] = partner.line_number
         return self._fields(
@@ -328,6 +330,8 @@ class AlignedParaphrasesReader(DatasetReader):
                 self._counts[_DROPPED] += 1
                 continue
             kept.append((source_span, target_span))
+            if phrase_labels is not None and phrase_labels[index] == PARAPHRASE:
+                self._counts["aligned phrase pairs"] += 1
             source_spans.append(SpanField(*source_pieces, text_field))
             target_spans.append(SpanField(*target_pieces, text_field))
             if phrase_labels is not None:
@@ -358,6 +362,13 @@ class AlignedParaphrasesReader(DatasetReader):
         if self._counts:
             summary = ", ".join(f"{count} {what}" for what, count in sorted(self._counts.items()))
             logger.info("Read %s: %s.", file_path, summary)
+        if self._counts["paraphrase pairs"] and not self._counts["aligned phrase pairs"]:
+            logger.warning(
+                "%s: no aligned phrase pairs in %d paraphrase pairs (no alignments, or none "
+                "that the wordpieces keep): the phrase head cannot learn paraphrases from it.",
+                file_path,
+                self._counts["paraphrase pairs"],
+            )
 
     def apply_token_indexers(self, instance: Instance) -> None:
         instance["tokens"].token_indexers = self._token_indexers  # type: ignore

@@ -45,8 +45,8 @@ class GlueTsvReader(DatasetReader):
 
     Instances have a `tokens` `TextField` (or `tokens1` and `tokens2`), a `label` (`LabelField`
     in the `labels` namespace, or a float `TensorField` for a regression such as STS-B) when
-    the file has labels, and
-    a `metadata` field with the raw sentences, the example id and the source line.
+    the file has labels, and a `metadata` field with the raw sentences, the example id and the
+    source file and line.
 
     Registered as a `DatasetReader` with name "tft_glue".
 
@@ -144,6 +144,7 @@ class GlueTsvReader(DatasetReader):
                 label=row.label,
                 index=row.index,
                 line_number=row.line_number,
+                file_path=file_path,
             )
         if self._num_truncated:
             logger.warning(
@@ -201,6 +202,7 @@ class GlueTsvReader(DatasetReader):
         label: Optional[Union[str, float]] = None,
         index: Optional[str] = None,
         line_number: Optional[int] = None,
+        file_path: Optional[str] = None,
     ) -> Instance:
         if self._task.is_pair != (sentence2 is not None):
             raise ValueError(
@@ -232,6 +234,7 @@ class GlueTsvReader(DatasetReader):
                 "sentence2": sentence2,
                 "index": index,
                 "line_number": line_number,
+                "file": file_path,
             }
         )
         return Instance(fields)

@@ -27,6 +27,7 @@ from allennlp.common.file_utils import cached_path
 from tft_allennlp.common.input_problems import (
     InputProblems,
     MalformedInputError,
+    blank_reason,
     parse_json,
     read_lines,
 )
@@ -247,9 +248,11 @@ def _row(
 ) -> Optional[GlueRow]:
     """The checked row, or None after reporting its problem."""
     texts = [sentence1] + ([sentence2] if task.is_pair else [])
-    if not all(isinstance(text, str) and text.strip() for text in texts):
-        problems.reject(number, "empty sentence")
-        return None
+    for text in texts:
+        reason = blank_reason(text) if isinstance(text, str) else "empty sentence"
+        if reason is not None:
+            problems.reject(number, reason)
+            return None
     parsed = None if label is None else _label(task, label, number, problems)
     if label is not None and parsed is None:
         return None

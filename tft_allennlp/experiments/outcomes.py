@@ -8,6 +8,7 @@ reads the disk; the spec itself never does.
 import glob
 import hashlib
 import json
+import logging
 import math
 import os
 import statistics
@@ -20,13 +21,19 @@ from tft_allennlp.experiments.runs import GlueRun, InjectionRun, Run
 from tft_allennlp.experiments.spec import ExperimentSpec, TunedKey, selection_metric
 from tft_allennlp.training.callbacks.parameter_counts import PARAMETER_COUNTS
 
+logger = logging.getLogger(__name__)
+
 # In an injection's directory (committed with it): the fingerprint of the encoder it exported.
 FINGERPRINT = "encoder_fingerprint.json"
 
 
 def is_finished(run: Run) -> bool:
-    """A run is finished when it wrote `metrics.json` (and an injection, its exported encoder)."""
-    if not os.path.exists(os.path.join(run.directory, "metrics.json")):
+    """
+    A run is finished when it wrote `metrics.json` (and an injection, its exported encoder); a
+    damaged one (empty, cut short: a disk that filled up, a copy that broke off) is named in a
+    warning and the run counts as unfinished, so that it runs again.
+    """
+    if read_metrics_file(os.path.join(run.directory, "metrics.json")) is None:
         return False
     return not isinstance(run, InjectionRun) or os.path.exists(
         os.path.join(run.encoder, "config.json")
@@ -76,17 +83,31 @@ def read_metrics(directory: str, metric_epoch: str) -> Optional[Dict[str, float]
     The dev metrics of a finished run (None if unfinished): after the last epoch
     (`metric_epoch="last"`) or of the epoch that was best on dev (`"best"`), without the prefix.
     """
-    path = os.path.join(directory, "metrics.json")
-    if not os.path.exists(path):
+    metrics = read_metrics_file(os.path.join(directory, "metrics.json"))
+    if metrics is None:
         return None
-    with open(path) as handle:
-        metrics = json.load(handle)
     prefix = "validation_" if metric_epoch == "last" else "best_validation_"
     return {
         key[len(prefix) :]: value
         for key, value in metrics.items()
         if key.startswith(prefix) and key != prefix + "loss"
     }
+
+
+def read_metrics_file(path: str) -> Optional[Dict[str, Any]]:
+    """The metrics in `path`; None if it is missing, or damaged (with a warning naming it)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            metrics = json.load(handle)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as error:
+        logger.warning("%s: damaged (%s); its run counts as unfinished.", path, error)
+        return None
+    if not isinstance(metrics, dict):
+        logger.warning("%s: damaged (not a JSON object); its run counts as unfinished.", path)
+        return None
+    return metrics
 
 
 def tuned_choice(spec: ExperimentSpec, key: TunedKey) -> Optional[str]:

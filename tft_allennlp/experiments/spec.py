@@ -23,9 +23,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
 
-from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
 
+from tft_allennlp.common.config_keys import dataclass_settings
 from tft_allennlp.common.glue_tasks import get_glue_task
 from tft_allennlp.experiments.runs import (
     GlueRun,
@@ -288,7 +288,7 @@ class ExperimentSpec:
     @classmethod
     def from_file(cls, path: str, output_dir: Optional[str] = None) -> "ExperimentSpec":
         """Reads a JSON or jsonnet spec; `output_dir` overrides the spec's."""
-        values = Params.from_file(path).as_dict(quiet=True)
+        values = dataclass_settings(path, cls)  # unknown keys and wrong types: errors
         if output_dir is not None:
             values["output_dir"] = output_dir
         try:

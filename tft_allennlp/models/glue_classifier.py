@@ -107,7 +107,8 @@ class GlueClassifier(Model):
         label : `torch.Tensor`, optional
             Shape `(batch_size,)`: class indices, or float scores for regression.
         metadata : `List[Dict[str, Any]]`, optional
-            Raw sentences and ids from the reader; unused by the computation.
+            Raw sentences, ids and source lines from the reader; unused by the computation
+            (they name the data in errors).
 
         # Returns
 
@@ -124,7 +125,7 @@ class GlueClassifier(Model):
             embedded = self._text_field_embedder(tokens)
         # Shape: (batch_size, encoder_output_dim)
         vector = self._seq2vec_encoder(embedded, util.get_text_field_mask(tokens))
-        return self._task_output(vector, label)
+        return self._task_output(vector, label, metadata)
 
     def make_output_human_readable(
         self, output_dict: Dict[str, torch.Tensor]

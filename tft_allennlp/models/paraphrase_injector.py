@@ -9,6 +9,7 @@ from allennlp.modules import TextFieldEmbedder
 from allennlp.modules.seq2vec_encoders import ClsPooler
 from allennlp.modules.span_extractors import SpanExtractor
 from allennlp.nn import InitializerApplicator, util
+from allennlp.nn.util import dist_reduce_sum
 from allennlp.training.metrics import CategoricalAccuracy, FBetaMeasure
 
 from tft_allennlp.common.output_kinds import CLASSIFICATION
@@ -101,6 +102,10 @@ class ParaphraseInjector(Model):
             self._metrics["phrase_accuracy"] = CategoricalAccuracy()
             self._metrics["phrase_f1"] = FBetaMeasure(average=None)
         self._metrics_updated = False
+        # Since the metrics' last reset: sentence pairs given phrase labels, their aligned
+        # (paraphrase) phrase pairs, and the file the first one came from.
+        self._phrase_counts = {"sentence pairs": 0, "aligned phrase pairs": 0}
+        self._phrase_source: Optional[str] = None
         classifier_initializer("_sentence_classifier", "_phrase_classifier")(self)
         if initializer is not None:
             initializer(self)
@@ -186,6 +191,7 @@ class ParaphraseInjector(Model):
                     phrase_logits[phrase_mask], phrase_labels[phrase_mask], reduction="none"
                 )
                 losses["phrase"] = mean_loss(pair_losses, phrase_logits, self.training)
+                self._count_phrase_pairs(phrase_labels, phrase_mask, metadata)
                 self._metrics["phrase_accuracy"](phrase_logits, phrase_labels, phrase_mask)
                 self._metrics["phrase_f1"](phrase_logits, phrase_labels, phrase_mask)
 
@@ -227,7 +233,42 @@ class ParaphraseInjector(Model):
             output_dict["phrase_paraphrase_probs"] = probabilities  # type: ignore
         return output_dict
 
+    def _count_phrase_pairs(
+        self,
+        phrase_labels: torch.Tensor,
+        phrase_mask: torch.Tensor,
+        metadata: Optional[List[Dict[str, Any]]],
+    ) -> None:
+        paraphrase = self.vocab.get_token_index("paraphrase", "phrase_labels")
+        self._phrase_counts["sentence pairs"] += phrase_mask.size(0)
+        aligned = (phrase_labels == paraphrase) & phrase_mask
+        self._phrase_counts["aligned phrase pairs"] += int(aligned.sum())
+        if self._phrase_source is None and metadata:
+            self._phrase_source = metadata[0].get("file")
+
+    def _check_phrase_pairs(self) -> None:
+        """
+        Raises when the phrase head saw sentence pairs but not one aligned phrase pair since
+        the last reset (over all distributed workers): it had no paraphrase to learn or score,
+        and its metrics would mean nothing (0.0 without any phrase pair at all).
+        """
+        pairs, aligned = (
+            int(dist_reduce_sum(torch.tensor(self._phrase_counts[key])))
+            for key in ("sentence pairs", "aligned phrase pairs")
+        )
+        if pairs and not aligned:
+            raise ConfigurationError(
+                f"{self._phrase_source or 'the data'}: no aligned phrase pairs in {pairs} "
+                "sentence pairs: the phrase head has no paraphrase to learn or score; "
+                "align the corpus with `allennlp tft-align`, or leave the phrase head out "
+                "(`model.loss_weights.phrase: 0`)"
+            )
+
     def get_metrics(self, reset: bool = False) -> Dict[str, float]:
+        if reset and self._phrase_classifier is not None:
+            self._check_phrase_pairs()
+            self._phrase_counts = {key: 0 for key in self._phrase_counts}
+            self._phrase_source = None
         metrics: Dict[str, float] = {}
         if not self._metrics_updated:
             return {name: 0.0 for name in self._metrics if name != "phrase_f1"}

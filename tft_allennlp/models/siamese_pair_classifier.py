@@ -12,6 +12,7 @@ from allennlp.nn import InitializerApplicator, util
 from tft_allennlp.common.output_kinds import EMBEDDING
 from tft_allennlp.common.sentence_tasks import SentenceTask, TaskDescription, resolve_task
 from tft_allennlp.modules.siamese_losses import SiameseLoss, SoftmaxLoss
+from tft_allennlp.training.metrics.labelled_examples import LabelledExamples
 
 
 @Model.register("tft_siamese_pair_classifier")
@@ -88,6 +89,8 @@ class SiamesePairClassifier(Model):
             embedding_dim=self._seq2vec_encoder.get_output_dim(),
             label_namespace=label_namespace,
         )
+        # Metrics over unlabelled pairs are an error naming the data, whatever the objective.
+        self._labelled = LabelledExamples()
         if initializer is not None:
             initializer(self)
 
@@ -131,6 +134,7 @@ class SiamesePairClassifier(Model):
         # Shape: (batch_size, embedding_dim)
         embedding1 = self.embed(tokens1)
         embedding2 = self.embed(tokens2)
+        self._labelled.update(label is not None, embedding1.size(0), metadata, self.training)
         output = self._objective(embedding1, embedding2, label)
         output["embedding1"] = embedding1
         output["embedding2"] = embedding2
@@ -154,4 +158,7 @@ class SiamesePairClassifier(Model):
         return self._objective.make_output_human_readable(output_dict)
 
     def get_metrics(self, reset: bool = False) -> Dict[str, float]:
+        self._labelled.check()
+        if reset:
+            self._labelled.reset()
         return self._objective.get_metrics(reset)

@@ -1,4 +1,4 @@
-from typing import Dict, Optional
+from typing import Any, Dict, List, Optional
 
 import torch
 from allennlp.data import Vocabulary
@@ -13,6 +13,7 @@ from tft_allennlp.common.sentence_tasks import (
 from tft_allennlp.nn.initializers import classifier_initializer
 from tft_allennlp.nn.util import mean_loss
 from tft_allennlp.training.metrics import GlueMetrics
+from tft_allennlp.training.metrics.labelled_examples import LabelledExamples
 
 
 class GlueTaskOutput(torch.nn.Module):
@@ -22,9 +23,10 @@ class GlueTaskOutput(torch.nn.Module):
     BERT's classifier (normal, std 0.02; zero bias), cross-entropy over the task's labels or
     mean squared error for a regression such as STS-B, and the task's metrics, with
     `combined_score` as their mean where a task has several. The task's labels are put into
-    the vocabulary in the task's order. The one implementation of a task's output, shared by
-    the cross-encoder (`tft_glue_classifier`) and the models that build the example's vector
-    otherwise.
+    the vocabulary in the task's order. Metrics over examples without labels are an error
+    naming the data, and so is a training batch without labels (`LabelledExamples`). The one
+    implementation of a task's output, shared by the cross-encoder (`tft_glue_classifier`) and
+    the models that build the example's vector otherwise.
 
     # Parameters
 
@@ -57,13 +59,17 @@ class GlueTaskOutput(torch.nn.Module):
         self._output_layer = torch.nn.Linear(input_dim, num_outputs)
         classifier_initializer("_output_layer")(self)
         self._metrics = GlueMetrics(vocab, self.task, label_namespace)
+        self._labelled = LabelledExamples()
 
     def output_kinds(self) -> Dict[str, str]:
         """Its prediction: `score` (regression) or `logits` (classification)."""
         return {"score": REGRESSION} if self.task.is_regression else {"logits": CLASSIFICATION}
 
     def forward(
-        self, vector: torch.Tensor, label: Optional[torch.Tensor] = None
+        self,
+        vector: torch.Tensor,
+        label: Optional[torch.Tensor] = None,
+        metadata: Optional[List[Dict[str, Any]]] = None,
     ) -> Dict[str, torch.Tensor]:
         """
         # Parameters
@@ -72,6 +78,8 @@ class GlueTaskOutput(torch.nn.Module):
             Shape `(batch_size, input_dim)`: one vector per example.
         label : `torch.Tensor`, optional
             Shape `(batch_size,)`: class indices, or float scores for regression.
+        metadata : `List[Dict[str, Any]]`, optional
+            The reader's, naming each example's `file` and `line_number` in errors.
 
         # Returns
 
@@ -80,6 +88,7 @@ class GlueTaskOutput(torch.nn.Module):
         over the examples of all distributed workers (`tft_allennlp.nn.util.mean_loss`), and
         none for an empty padding batch in evaluation.
         """
+        self._labelled.update(label is not None, vector.size(0), metadata, self.training)
         # Shape: (batch_size, num_outputs)
         logits = self._output_layer(self._dropout(vector))
         output: Dict[str, torch.Tensor] = {}
@@ -122,4 +131,7 @@ class GlueTaskOutput(torch.nn.Module):
         return output_dict
 
     def get_metrics(self, reset: bool = False) -> Dict[str, float]:
+        self._labelled.check()
+        if reset:
+            self._labelled.reset()
         return self._metrics.get_metrics(reset)

@@ -1,4 +1,5 @@
 import itertools
+import logging
 from typing import TYPE_CHECKING, List, Optional, Tuple, Union
 
 from allennlp.common.util import JsonDict, sanitize
@@ -9,6 +10,8 @@ from tft_allennlp.predictors.predictor_input import InputRecord, LineCheckingPre
 
 if TYPE_CHECKING:  # for annotations only
     from tft_allennlp.alignment.pipeline import AlignmentPipeline
+
+logger = logging.getLogger(__name__)
 
 
 @Predictor.register("tft_phrase_pairs")
@@ -31,7 +34,10 @@ class PhrasePairsPredictor(LineCheckingPredictor):
 
     Output: `paraphrase_probability` of the sentence pair and `phrase_pairs`, a list of
     `{"source", "target", "source_span", "target_span", "paraphrase_probability", "label"}` in
-    input order (pairs that truncation cut are left out).
+    input order, one per pair asked for. A pair that the model cannot see (cut off by
+    truncation to the reader's `max_length`, or of words without wordpieces) keeps its place
+    with `"paraphrase_probability": null`, `"label": null` and `"left_out"` saying why, and is
+    counted in a warning.
 
     A line that the model cannot take (not a JSON object, empty text, a word list that is not a
     list of words, a span that is not `[start, end]`, start <= end, in its sentence) stops
@@ -51,7 +57,10 @@ class PhrasePairsPredictor(LineCheckingPredictor):
             ]
             sentences = [sentence.words for sentence in parsed]
             pairs = list(itertools.product(parsed[0].phrases, parsed[1].phrases))
-        return self._dataset_reader.text_to_instance(*sentences, pairs)  # type: ignore
+        instance = self._dataset_reader.text_to_instance(*sentences, pairs)  # type: ignore
+        metadata = instance["metadata"].metadata  # type: ignore
+        metadata["requested_phrase_pairs"] = [(tuple(s), tuple(t)) for s, t in pairs]
+        return instance
 
     def _checked(
         self, request: InputRecord
@@ -106,19 +115,49 @@ class PhrasePairsPredictor(LineCheckingPredictor):
             paraphrase = self._model.vocab.get_token_index("paraphrase", "labels")
             view["paraphrase_probability"] = output["sentence_probs"][paraphrase]
         if "phrase_paraphrase_probs" in output:
-            view["phrase_pairs"] = [
-                {
-                    "source": " ".join(source[s[0] : s[1] + 1]),
-                    "target": " ".join(target[t[0] : t[1] + 1]),
-                    "source_span": list(s),
-                    "target_span": list(t),
-                    "paraphrase_probability": probability,
-                    "label": label,
-                }
-                for (s, t), probability, label in zip(
+            scored = {
+                pair: (probability, label)
+                for pair, probability, label in zip(
                     metadata["phrase_pairs"],
                     output["phrase_paraphrase_probs"],
                     output["phrase_labels"],
                 )
+            }
+            requested = metadata.get("requested_phrase_pairs", metadata["phrase_pairs"])
+            # Sanitized one by one: AllenNLP's `sanitize` would write a left-out pair's None
+            # values as "None".
+            pairs = [
+                self._pair_view(source, target, s, t, scored.get((s, t))) for s, t in requested
             ]
-        return sanitize(view)
+            left_out = sum(1 for pair in requested if pair not in scored)
+            if left_out:
+                logger.warning(
+                    "%d of %d phrase pairs left out (cut off by truncation to the reader's "
+                    "max_length, or words without wordpieces); marked with 'left_out'.",
+                    left_out,
+                    len(requested),
+                )
+        view = sanitize(view)
+        if "phrase_paraphrase_probs" in output:
+            view["phrase_pairs"] = pairs
+        return view
+
+    @staticmethod
+    def _pair_view(
+        source: List[str],
+        target: List[str],
+        source_span: Tuple[int, int],
+        target_span: Tuple[int, int],
+        scored: Optional[Tuple[float, str]],
+    ) -> JsonDict:
+        view: JsonDict = {
+            "source": " ".join(source[source_span[0] : source_span[1] + 1]),
+            "target": " ".join(target[target_span[0] : target_span[1] + 1]),
+            "source_span": list(source_span),
+            "target_span": list(target_span),
+            "paraphrase_probability": None if scored is None else sanitize(scored[0]),
+            "label": None if scored is None else sanitize(scored[1]),
+        }
+        if scored is None:
+            view["left_out"] = "not in the encoded text (truncated to max_length, or no wordpieces)"
+        return view

@@ -15,7 +15,12 @@ from allennlp.models import Model
 from allennlp.predictors.predictor import Predictor
 
 from tft_allennlp.common.aligned_corpus import PhrasePair, Span, check_span
-from tft_allennlp.common.input_problems import MalformedInputError, parse_json, shown
+from tft_allennlp.common.input_problems import (
+    MalformedInputError,
+    blank_reason,
+    parse_json,
+    shown,
+)
 
 
 class InputRecord:
@@ -60,7 +65,7 @@ class InputRecord:
     def text(self, key: str) -> str:
         """The field `key`: text with something besides whitespace."""
         value = self.record.get(key)
-        if not isinstance(value, str) or not value.strip():
+        if not isinstance(value, str) or blank_reason(value) is not None:
             self.reject(f"{key!r} must be non-empty text, not {shown(value)}")
         return value
 
@@ -73,7 +78,7 @@ class InputRecord:
             if not isinstance(value, (list, tuple)) or not value:
                 self.reject(f"{words_key!r} must be a non-empty list of words, not {shown(value)}")
             for index, word in enumerate(value):
-                if not isinstance(word, str) or not word.strip():
+                if not isinstance(word, str) or blank_reason(word) is not None:
                     self.reject(
                         f"{words_key!r} word {index} must be non-empty text, not {shown(word)}"
                     )

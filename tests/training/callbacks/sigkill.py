@@ -100,7 +100,7 @@ def _kill_while_archiving(kill) -> None:
 
     def add_then_kill(self, *args, **kwargs):
         add(self, *args, **kwargs)
-        if str(self.name).endswith("model.tar.gz"):
+        if "model.tar.gz" in os.path.basename(str(self.name)):
             self.fileobj.flush()
             kill()
 

@@ -1,4 +1,4 @@
-from typing import Dict, Optional
+from typing import Any, Dict, List, Optional
 
 import torch
 from allennlp.common.checks import ConfigurationError, check_dimensions_match
@@ -94,6 +94,7 @@ class GlueHead(Head):
         encoded_text: torch.Tensor,
         encoded_text_mask: torch.BoolTensor,
         label: Optional[torch.Tensor] = None,
+        metadata: Optional[List[Dict[str, Any]]] = None,
     ) -> Dict[str, torch.Tensor]:
         """
         # Parameters
@@ -104,6 +105,8 @@ class GlueHead(Head):
             Shape `(batch_size, num_wordpieces)`.
         label : `torch.Tensor`, optional
             Shape `(batch_size,)`: class indices, or float scores for regression.
+        metadata : `List[Dict[str, Any]]`, optional
+            The reader's, naming the data in errors.
 
         # Returns
 
@@ -112,7 +115,7 @@ class GlueHead(Head):
         """
         # Shape: (batch_size, encoder_output_dim)
         vector = self._seq2vec_encoder(encoded_text, encoded_text_mask)
-        return self._task_output(vector, label)
+        return self._task_output(vector, label, metadata)
 
     def make_output_human_readable(
         self, output_dict: Dict[str, torch.Tensor]

@@ -1,10 +1,11 @@
-import json
 import logging
 import os
 from typing import TYPE_CHECKING, Dict
 
 import torch
 from allennlp.training.callbacks.callback import TrainerCallback
+
+from tft_allennlp.common.atomic_files import write_json_atomically
 
 if TYPE_CHECKING:  # for annotations only
     from allennlp.training import GradientDescentTrainer
@@ -57,5 +58,4 @@ class ParameterCounts(TrainerCallback):
             counts["total"],
         )
         if is_primary:
-            with open(os.path.join(self.serialization_dir, PARAMETER_COUNTS), "w") as handle:
-                json.dump(counts, handle, indent=2)
+            write_json_atomically(os.path.join(self.serialization_dir, PARAMETER_COUNTS), counts)

@@ -1,8 +1,6 @@
-import glob
 import logging
 import os
-import tempfile
-from typing import Any, List, Optional, Union
+from typing import Any, List, Optional, Tuple, Union
 
 import torch
 from allennlp.common.checks import ConfigurationError
@@ -10,34 +8,58 @@ from allennlp.nn import util as nn_util
 from allennlp.training.checkpointer import Checkpointer
 from allennlp.training.trainer import Trainer, TrainerCheckpoint
 
+from tft_allennlp.common.atomic_files import (
+    link_atomically,
+    remove_drafts,
+    same_content,
+    save_torch_atomically,
+)
+
 logger = logging.getLogger(__name__)
 
-_TEMPORARY_PREFIX = ".tft-partial-"
+# In the training state: the checkpoint (epochs, batches) whose model state `best.th` holds.
+BEST_CHECKPOINT = "tft_best_checkpoint"
 
 
 @Checkpointer.register("tft_atomic")
 class AtomicCheckpointer(Checkpointer):
     """
-    AllenNLP's checkpointer, with every checkpoint file written atomically: to a temporary file
-    in the serialization directory, flushed to disk, then renamed over its name. A process
-    killed at any instant leaves each checkpoint either complete or absent, never a truncated
-    `model_state_e1_b0.th` that `--recover` would fail to unpickle. Older checkpoints are
-    removed (by `keep_most_recent_by_count`) only after the new one is complete.
+    AllenNLP's checkpointer, with every checkpoint file written atomically, and the best model
+    and the training state kept as one consistent step.
 
-    On `--recover` it resumes from the newest checkpoint whose two files load; a damaged or
-    half-present one (from a crash of AllenNLP's own checkpointer, or a disk error) is named
-    in a warning and renamed to `*.th.damaged`, and if no checkpoint loads the error names
-    every damaged file.
+    Each file is written to a draft in the serialization directory, flushed to disk, then
+    renamed over its name; the model state first, the training state last, so that the
+    training state's rename commits the checkpoint. A process killed at any instant leaves each
+    checkpoint either complete or absent, never a truncated `model_state_e1_b0.th` that
+    `--recover` would fail to unpickle. Older checkpoints are removed (by
+    `keep_most_recent_by_count`) only after the new one is complete.
 
-    It keeps the latest checkpoint only (`keep_most_recent_by_count: 1`, AllenNLP's default
-    is 2): with the best weights, which the trainer keeps in `best.th` and the archive, a run
-    holds the best and the latest, which is what `--recover` needs.
+    The end-of-epoch checkpoint of the best epoch so far is always written (also with
+    `save_completed_epochs: false`) and kept while that epoch is the best, whatever the
+    `keep_most_recent_*` settings; the training state records it. `best.th` is then derived
+    data: AllenNLP replaces it only after the checkpoint, so a kill in between (or while it
+    replaces it) would leave an earlier epoch's weights, or none, beside a training state that
+    says otherwise. On `--recover`, `best.th` is made that checkpoint's model state again
+    before training goes on, and `allennlp train` checks it once more before archiving
+    (`tft_allennlp.training.run_files`). With a moving average, `best.th` holds averaged weights
+    that no checkpoint has, and is left to AllenNLP.
+
+    On `--recover` it resumes from the newest checkpoint whose two files load. A model state
+    without its training state is a checkpoint the kill interrupted, removed quietly; a damaged
+    file (from a crash of AllenNLP's own checkpointer, or a disk error) is named in a warning
+    and renamed to `*.th.damaged`, and if no checkpoint loads the error names every damaged
+    file. Disk errors name the file being written.
+
+    Besides the best epoch's, it keeps the latest checkpoint only (`keep_most_recent_by_count:
+    1`, AllenNLP's default is 2): the best and the latest are what `--recover` needs.
 
     Registered as a `Checkpointer` with name "tft_atomic"; every config of the plugin uses it.
     It takes AllenNLP's parameters, e.g.
     `-o '{"trainer.checkpointer.save_every_num_seconds": 1800}'`, or
     `"trainer.checkpointer.keep_most_recent_by_count": null` to keep every epoch's.
     """
+
+    _best: Optional[Tuple[int, int]] = None
 
     def __init__(
         self,
@@ -49,6 +71,16 @@ class AtomicCheckpointer(Checkpointer):
             serialization_dir, keep_most_recent_by_count=keep_most_recent_by_count, **kwargs
         )
 
+    def maybe_save_checkpoint(
+        self, trainer: Trainer, num_epochs_completed: int, num_batches_in_epoch_completed: int
+    ) -> bool:
+        if num_batches_in_epoch_completed == 0 and _writes_best_weights(trainer):
+            self.save_checkpoint(trainer)
+            return True
+        return super().maybe_save_checkpoint(
+            trainer, num_epochs_completed, num_batches_in_epoch_completed
+        )
+
     def save_checkpoint(self, trainer: Trainer) -> None:
         if self._serialization_dir is not None:
             state = trainer.get_checkpoint_state()
@@ -57,16 +89,31 @@ class AtomicCheckpointer(Checkpointer):
                     state.trainer_state["epochs_completed"],
                     state.trainer_state["batches_in_epoch_completed"],
                 )
-                _save_atomically(state.model_state, self._model_state_path(*point))
-                _save_atomically(state.trainer_state, self._training_state_path(*point))
+                if point[1] == 0 and _writes_best_weights(trainer):
+                    # The trainer copies this checkpoint's model state to best.th next.
+                    self._best = point
+                if getattr(trainer, "_moving_average", None) is None:
+                    state.trainer_state[BEST_CHECKPOINT] = self._best
+                save_torch_atomically(state.model_state, self._model_state_path(*point))
+                save_torch_atomically(state.trainer_state, self._training_state_path(*point))
         # AllenNLP's bookkeeping and clean-up; it does not rewrite files that already exist.
         super().save_checkpoint(trainer)
 
+    def _remove_checkpoint(self, epochs_completed: int, batches_in_epoch_completed: int) -> None:
+        if (epochs_completed, batches_in_epoch_completed) != self._best:
+            super()._remove_checkpoint(epochs_completed, batches_in_epoch_completed)
+
     def load_checkpoint(self) -> Optional[TrainerCheckpoint]:
-        self._remove_partial_files()
+        if self._is_primary:
+            remove_drafts(self._serialization_dir)
         damaged: List[str] = []
         for point in sorted(self._find_all_checkpoints(), reverse=True):
             paths = (self._model_state_path(*point), self._training_state_path(*point))
+            if not os.path.isfile(paths[1]) and os.path.isfile(paths[0]):
+                # Killed between the two files: the checkpoint was never committed.
+                if self._is_primary:
+                    os.remove(paths[0])
+                continue
             model_state, trainer_state = [_load_or_none(path, damaged) for path in paths]
             if model_state is None or trainer_state is None:
                 continue
@@ -85,6 +132,7 @@ class AtomicCheckpointer(Checkpointer):
                         ):
                             if os.path.isfile(path):
                                 os.replace(path, path + ".damaged")
+            self._restore_best_weights(trainer_state)
             return TrainerCheckpoint(model_state, trainer_state)
         if damaged:
             raise ConfigurationError(
@@ -93,29 +141,35 @@ class AtomicCheckpointer(Checkpointer):
             )
         return None
 
-    def _remove_partial_files(self) -> None:
-        """Temporary files of a process that was killed while writing a checkpoint."""
-        if self._is_primary:
-            pattern = os.path.join(self._serialization_dir, _TEMPORARY_PREFIX + "*")
-            for path in glob.glob(pattern):
-                os.remove(path)
+    def _restore_best_weights(self, training_state: Any) -> None:
+        """`best.th` as the training state says it was: the model state it records."""
+        point = training_state.get(BEST_CHECKPOINT)
+        if point is None:
+            return
+        self._best = (int(point[0]), int(point[1]))
+        source = self._model_state_path(*self._best)
+        best = os.path.join(self._serialization_dir, "best.th")
+        if not self._is_primary:
+            return
+        if not os.path.isfile(source):
+            logger.warning(
+                "%s, the best epoch's checkpoint, is missing: best.th cannot be checked.", source
+            )
+            return
+        if os.path.isfile(best) and same_content(source, best):
+            return
+        logger.info("best.th restored from %s, the best epoch's checkpoint.", source)
+        link_atomically(source, best)
 
 
-def _save_atomically(state: Any, path: str) -> None:
-    if os.path.isfile(path):
-        return
-    directory, name = os.path.split(path)
-    handle, temporary = tempfile.mkstemp(prefix=_TEMPORARY_PREFIX + name, dir=directory)
-    os.close(handle)
-    try:
-        with open(temporary, "wb") as stream:
-            torch.save(state, stream)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        os.remove(temporary)
-        raise
+def _writes_best_weights(trainer: Trainer) -> bool:
+    """Whether `trainer`, at the end of an epoch, is about to save its weights as `best.th`."""
+    tracker = getattr(trainer, "_metric_tracker", None)
+    return (
+        tracker is not None
+        and getattr(trainer, "_should_validate_this_epoch", True)
+        and tracker.is_best_so_far()
+    )
 
 
 def _load_or_none(path: str, damaged: List[str]) -> Optional[Any]:

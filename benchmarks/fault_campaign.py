@@ -1,0 +1,74 @@
+"""
+The fault and bad-input campaign of `tests/fault_cases.py`, counted per command family:
+clear errors / correct / tracebacks / silent (with hangs), and each case's outcome.
+
+    python benchmarks/fault_campaign.py [--tree DIR] [--only FAMILY] [--json OUT]
+
+`--tree` runs the cases against another checkout's library (e.g. a worktree of an older
+commit), with this checkout's harness: its `tests/` helpers are copied there first.
+"""
+
+import argparse
+import collections
+import json
+import os
+import pathlib
+import shutil
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HARNESS = [
+    "tests/fault_cases.py",
+    "tests/allennlp_cli.py",
+    "tests/training/file_events.py",
+]
+CATEGORIES = ["clear error", "correct", "traceback", "silent"]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tree", default=ROOT)
+    parser.add_argument("--only")
+    parser.add_argument("--json")
+    args = parser.parse_args()
+    tree = os.path.abspath(args.tree)
+    if tree != ROOT:
+        for path in HARNESS:
+            shutil.copy(os.path.join(ROOT, path), os.path.join(tree, path))
+    os.chdir(tree)
+    sys.path.insert(0, tree)
+    os.environ.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+    import tft_allennlp  # noqa: F401  (registers the plugin, as `allennlp` does)
+    from tests.fault_cases import CASES, make_artifacts, run_case
+    from tests.tiny_bert import write_tiny_bert
+
+    results = []
+    with tempfile.TemporaryDirectory() as scratch:
+        bert = write_tiny_bert(os.path.join(scratch, "bert"))
+        artifacts = make_artifacts(pathlib.Path(scratch), bert)
+        for index, case in enumerate(CASES):
+            if args.only and case.family != args.only:
+                continue
+            outcome, printed = run_case(case, pathlib.Path(scratch) / f"case{index}", artifacts)
+            results.append((case.family, case.name, case.expect, outcome, printed.last_line))
+            print(
+                f"{case.family:20} {outcome:12} {case.name}: {printed.last_line[:150]}", flush=True
+            )
+    counts = collections.defaultdict(collections.Counter)
+    for family, _, _, outcome, _ in results:
+        counts[family][outcome] += 1
+    print("\n| family | cases | " + " | ".join(CATEGORIES) + " |")
+    print("|---|---:|" + "---:|" * len(CATEGORIES))
+    for family, counter in counts.items():
+        cells = " | ".join(str(counter[c]) for c in CATEGORIES)
+        print(f"| {family} | {sum(counter.values())} | {cells} |")
+    total = collections.Counter(outcome for _, _, _, outcome, _ in results)
+    print(f"| all | {len(results)} | " + " | ".join(str(total[c]) for c in CATEGORIES) + " |")
+    if args.json:
+        with open(args.json, "w") as handle:
+            json.dump(results, handle, indent=1)
+
+
+if __name__ == "__main__":
+    main()

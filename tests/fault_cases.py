@@ -1,0 +1,979 @@
+"""
+A fault and bad-input campaign over every command family, as a user meets it: each case sets up
+files in a fresh directory, runs one real `allennlp` command line (in a forked child, with a
+time limit), and is classified by what the user gets:
+
+- "clear error": the command fails, and the last line it prints names the thing that is wrong
+  (the file, the line, the key);
+- "correct": the command does what it should, checked on the files it leaves;
+- "traceback": it fails, but its last line does not name the thing (a raw `OSError`, an
+  unpickling error, a `KeyError`);
+- "silent": it exits 0 with a wrong result (a metric of 0.0, an overwritten file, a pair left
+  out), or hangs.
+
+Each case says which of the first two is right (`expect`). `tests/fault_campaign_test.py` runs
+every case and requires it; `benchmarks/fault_campaign.py` prints the counts per family, also
+for an older tree of the project (its library, this harness).
+
+A full disk is stood in for by a file size limit (`RLIMIT_FSIZE`, with `SIGXFSZ` ignored): a
+write past it fails with `[Errno 27] File too large` and no path, as a write to a full disk
+fails with `[Errno 28]`.
+"""
+
+import argparse
+import dataclasses
+import json
+import os
+import pathlib
+import resource
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+from allennlp.commands.subcommand import Subcommand
+
+from tests import CONFIGS_ROOT, FIXTURES_ROOT
+from tests.allennlp_cli import _run_allennlp, forked_experiment_runs
+
+TIME_LIMIT = 120.0
+INVISIBLE = "\u200b\u200b"  # two zero-width spaces: no visible character, no wordpiece
+
+
+@dataclasses.dataclass
+class Outcome:
+    returncode: Optional[int]  # None: still running at the time limit (killed)
+    stdout: str
+    stderr: str
+
+    @property
+    def last_line(self) -> str:
+        lines = [line for line in self.stderr.strip().splitlines() if line.strip()]
+        return lines[-1] if lines else ""
+
+
+@dataclasses.dataclass
+class Case:
+    family: str
+    name: str
+    # Sets up the case in a directory, with the shared artifacts; returns the command line and
+    # its options for `run`, and the check of a correct outcome.
+    setup: Callable[[pathlib.Path, "Artifacts"], "Run"]
+    expect: str  # "error" or "correct"
+    names: Sequence[str] = ()  # what a clear error names (`{dir}` is the case's directory)
+
+
+@dataclasses.dataclass
+class Run:
+    argv: List[str]
+    check: Optional[Callable[[Outcome], bool]] = None
+    environment: Dict[str, str] = dataclasses.field(default_factory=dict)
+    file_size_limit: Optional[int] = None
+    before: Optional[Callable[[], None]] = None  # e.g. another command first
+
+
+@dataclasses.dataclass
+class Artifacts:
+    """What several cases use: the tiny BERT and two archives trained on the fixtures."""
+
+    bert: str
+    glue_run: str  # serialization directory of an MRPC run (model.tar.gz, best.th, ...)
+    injection_run: str
+
+
+def run_allennlp(
+    argv: List[str],
+    directory: pathlib.Path,
+    environment: Optional[Dict[str, str]] = None,
+    file_size_limit: Optional[int] = None,
+    time_limit: float = TIME_LIMIT,
+) -> Outcome:
+    """
+    `allennlp ARGV` in a forked child, killed after `time_limit` seconds. Its output goes
+    through pipes, which a file size limit does not cut short.
+    """
+    pipes = [os.pipe(), os.pipe()]
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    pid = os.fork()
+    if pid == 0:
+        for read, _ in pipes:
+            os.close(read)
+        if file_size_limit is not None:
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (file_size_limit, file_size_limit))
+        os._exit(_run_allennlp(argv, pipes[0][1], pipes[1][1], environment or {}))
+    for _, write in pipes:
+        os.close(write)
+    texts: List[List[bytes]] = [[], []]
+    readers = [
+        threading.Thread(target=_drain, args=(read, text)) for (read, _), text in zip(pipes, texts)
+    ]
+    for reader in readers:
+        reader.start()
+    deadline = time.monotonic() + time_limit
+    returncode = None
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            returncode = os.waitstatus_to_exitcode(status)
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    for reader in readers:
+        reader.join()
+    stdout, stderr = (b"".join(text).decode(errors="replace") for text in texts)
+    return Outcome(returncode, stdout, stderr)
+
+
+def _drain(handle: int, into: List[bytes]) -> None:
+    with os.fdopen(handle, "rb") as stream:
+        for block in iter(lambda: stream.read(65536), b""):
+            into.append(block)
+
+
+def classify(case: Case, run: Run, outcome: Outcome, directory: pathlib.Path) -> str:
+    """ "clear error", "correct", "traceback" or "silent", as the module docstring says."""
+    if outcome.returncode is None:
+        return "silent"  # a hang
+    names = [name.format(dir=directory) for name in case.names]
+    if case.expect == "correct":
+        if outcome.returncode == 0:
+            return "correct" if run.check is None or run.check(outcome) else "silent"
+        return (
+            "traceback" if "Traceback (most recent call last)" in outcome.stderr else "clear error"
+        )
+    if outcome.returncode == 0:
+        return "silent"
+    return "clear error" if all(name in outcome.last_line for name in names) else "traceback"
+
+
+def run_case(case: Case, directory: pathlib.Path, artifacts: Artifacts) -> Tuple[str, Outcome]:
+    """The case's class ("clear error", ...) and what the command printed."""
+    directory.mkdir(parents=True, exist_ok=True)
+    run = case.setup(directory, artifacts)
+    run.argv = _without_unknown_force(run.argv)
+    # The experiment harness's own `allennlp train` runs are forked too.
+    with forked_experiment_runs():
+        if run.before is not None:
+            run.before()
+        outcome = run_allennlp(run.argv, directory, run.environment, run.file_size_limit)
+    return classify(case, run, outcome, directory), outcome
+
+
+def _without_unknown_force(argv: List[str]) -> List[str]:
+    """
+    `argv` without `--force` where the command has no such option: a tree of the project from
+    before it, whose commands always overwrote (what `--force` asks for).
+    """
+    if "--force" not in argv or not argv[0].startswith("tft-"):
+        return argv
+    parser = argparse.ArgumentParser()
+    subparser = Subcommand.by_name(argv[0])().add_subparser(parser.add_subparsers())
+    if "--force" in subparser._option_string_actions:
+        return argv
+    return [argument for argument in argv if argument != "--force"]
+
+
+# Shared set-up
+
+
+def make_artifacts(directory: pathlib.Path, bert: str) -> Artifacts:
+    """Trains the two archives (one epoch each on the fixtures) that the cases read."""
+    environment = {"TFT_MODEL": bert, "GLUE_DIR": str(FIXTURES_ROOT / "glue")}
+    runs = {}
+    for name, config, overrides in (
+        ("glue", "glue/mrpc.jsonnet", {}),
+        ("injection", "injection/tft.jsonnet", _SPLIT),
+    ):
+        overrides = json.dumps({**overrides, "trainer.num_epochs": 1})
+        argv = ["train", str(CONFIGS_ROOT / config), "-s", str(directory / name), "-o", overrides]
+        environment["TFT_PARAPHRASE_CORPUS"] = str(FIXTURES_ROOT / "paraphrase/aligned.jsonl")
+        outcome = run_allennlp(argv, directory, environment)
+        assert outcome.returncode == 0, outcome.stderr[-3000:]
+        runs[name] = str(directory / name)
+    return Artifacts(bert, runs["glue"], runs["injection"])
+
+
+_SPLIT = {
+    "dataset_reader.validation_fraction": 0.25,
+    "validation_dataset_reader.validation_fraction": 0.25,
+}
+PAIRS = "sentence1\tsentence2\nA man plays.\tA man is playing.\nIt rains.\tIt is raining.\n"
+OLD = "an earlier output\n"
+
+
+def _fifo(path: pathlib.Path) -> str:
+    os.mkfifo(path)
+    return str(path)
+
+
+def _dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", ""])
+    child.wait()
+    return child.pid
+
+
+def _mrpc(directory: pathlib.Path, rows: Sequence[str], name: str = "train.tsv") -> str:
+    path = directory / name
+    header = "Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n"
+    path.write_text(header + "".join(row + "\n" for row in rows), newline="")
+    return str(path)
+
+
+MRPC_ROWS = [
+    f"{label}\t{i}\t{i + 100}\t{a}\t{b}"
+    for i, (label, a, b) in enumerate(
+        [
+            ("1", "A man plays the flute.", "A man is playing a flute."),
+            ("0", "The cat sat on the mat.", "Stocks fell sharply today."),
+            ("1", "Two dogs run in the park.", "Two dogs are running in the park."),
+            ("0", "It rains in Paris.", "The council met on Tuesday."),
+        ]
+    )
+]
+
+
+def _train(config: str, directory: pathlib.Path, artifacts: Artifacts, **overrides) -> List[str]:
+    overrides = {"trainer.num_epochs": 1, **overrides}
+    return [
+        "train",
+        str(CONFIGS_ROOT / config),
+        "-s",
+        str(directory / "run"),
+        "-o",
+        json.dumps(overrides),
+    ]
+
+
+def _glue_environment(artifacts: Artifacts, glue_dir: Optional[pathlib.Path] = None) -> Dict:
+    return {"TFT_MODEL": artifacts.bert, "GLUE_DIR": str(glue_dir or FIXTURES_ROOT / "glue")}
+
+
+def _snapshot(directory: pathlib.Path) -> Dict[str, bytes]:
+    return {
+        str(path.relative_to(directory)): path.read_bytes()
+        for path in sorted(directory.rglob("*"))
+        if path.is_file()
+    }
+
+
+def _files(directory: pathlib.Path) -> List[str]:
+    return sorted(str(p.relative_to(directory)) for p in directory.rglob("*") if p.is_file())
+
+
+# tft-align
+
+
+def align_existing_output(force: bool):
+    def setup(d, a):
+        (d / "pairs.tsv").write_text(PAIRS)
+        (d / "out.jsonl").write_text(OLD)
+        argv = ["tft-align", str(d / "pairs.tsv"), str(d / "out.jsonl")]
+        return Run(
+            argv + (["--force"] if force else []),
+            check=lambda o: len((d / "out.jsonl").read_text().splitlines()) == 2,
+        )
+
+    return setup
+
+
+def align_input(content: str, **write):
+    def setup(d, a):
+        (d / "in.tsv").write_text(content, **write)
+        return Run(
+            ["tft-align", str(d / "in.tsv"), str(d / "out.jsonl")],
+            check=lambda o: (d / "out.jsonl").exists(),
+        )
+
+    return setup
+
+
+def align_fifo(d, a):
+    return Run(["tft-align", _fifo(d / "pipe.tsv"), str(d / "out.jsonl")])
+
+
+def align_output_is_input(d, a):
+    (d / "pairs.tsv").write_text(PAIRS)
+    return Run(["tft-align", str(d / "pairs.tsv"), str(d / "sub/../pairs.tsv"), "--force"])
+
+
+def align_stale_draft(d, a):
+    (d / "pairs.tsv").write_text(PAIRS)
+    # The drafts a killed tft-align left: the older name and the current one.
+    pid = _dead_pid()
+    host = socket.gethostname().split(".")[0]
+    (d / f"out.jsonl.{pid}.tmp").write_text("half")
+    (d / f"out.jsonl.{host}.{pid}.tmp").write_text("half")
+    return Run(
+        ["tft-align", str(d / "pairs.tsv"), str(d / "out.jsonl")],
+        check=lambda o: _files(d) == ["out.jsonl", "pairs.tsv"],
+    )
+
+
+def align_disk_full(d, a):
+    (d / "pairs.tsv").write_text(PAIRS * 20)
+    return Run(
+        ["tft-align", str(d / "pairs.tsv"), str(d / "out.jsonl")],
+        file_size_limit=3000,
+    )
+
+
+ALIGN = [
+    Case(
+        "tft-align",
+        "existing output, no --force",
+        align_existing_output(False),
+        "error",
+        ["out.jsonl", "--force"],
+    ),
+    Case("tft-align", "existing output, --force", align_existing_output(True), "correct"),
+    Case("tft-align", "output is the input", align_output_is_input, "error", ["pairs.tsv"]),
+    Case("tft-align", "input is a named pipe", align_fifo, "error", ["pipe.tsv"]),
+    Case(
+        "tft-align",
+        "sentence of zero-width spaces",
+        align_input(f"sentence1\tsentence2\nA b.\tC d.\n{INVISIBLE}\tC d.\n"),
+        "error",
+        ["in.tsv:3"],
+    ),
+    Case(
+        "tft-align",
+        "CR line endings",
+        align_input("A b.\tC d.\rE f.\tG h.\r", newline=""),
+        "error",
+        ["in.tsv:1"],
+    ),
+    Case(
+        "tft-align",
+        "TSV whose first sentence opens with {",
+        align_input("{A} man plays.\tA man is playing.\nIt rains.\tIt is raining.\n"),
+        "correct",
+    ),
+    Case("tft-align", "drafts of a killed run", align_stale_draft, "correct"),
+    Case("tft-align", "disk full", align_disk_full, "error", ["out.jsonl"]),
+    Case(
+        "tft-align",
+        "missing input",
+        lambda d, a: Run(["tft-align", str(d / "no.tsv"), str(d / "o.jsonl")]),
+        "error",
+        ["no.tsv"],
+    ),
+]
+
+
+# tft-export
+
+
+def export_into(
+    target: Callable[[pathlib.Path, Artifacts], pathlib.Path],
+    *flags: str,
+    weights: Optional[str] = None,
+    limit: Optional[int] = None,
+    check=None,
+):
+    def setup(d, a):
+        output = target(d, a)
+        # With a size limit, the serialization directory: a model.tar.gz would be extracted
+        # to a temporary directory first, which the limit would stop.
+        source = a.glue_run if limit else os.path.join(a.glue_run, "model.tar.gz")
+        argv = ["tft-export", source, str(output), *flags]
+        if weights is not None:
+            argv += ["--weights-file", os.path.join(a.glue_run, weights)]
+        before = _snapshot(output) if output.is_dir() else None
+        return Run(
+            argv, file_size_limit=limit, check=(lambda o: check(output, before)) if check else None
+        )
+
+    return setup
+
+
+def _users_directory(d, a):
+    (d / "mine").mkdir()
+    (d / "mine/config.json").write_text('{"my": "model"}')
+    (d / "mine/notes.txt").write_text("keep me")
+    return d / "mine"
+
+
+def _empty_directory(d, a):
+    (d / "empty").mkdir()
+    return d / "empty"
+
+
+def _base_checkpoint(d, a):
+    copy = d / "base"
+    shutil.copytree(a.bert, copy)
+    return copy
+
+
+def _killed_export(d, a):
+    """What an export killed midway leaves: its marker (of a process that is gone), a file."""
+    (d / "out").mkdir()
+    marker = {"host": socket.gethostname().split(".")[0], "pid": _dead_pid(), "created": True}
+    (d / "out/.tft-partial.json").write_text(json.dumps(marker))
+    (d / "out/model.safetensors").write_text("half a file")
+    return d / "out"
+
+
+def _exported(output, before):
+    return (output / "config.json").exists() and (output / "model.safetensors").stat().st_size > 100
+
+
+def _replaced_and_kept(output, before):
+    return _exported(output, before) and (output / "notes.txt").read_text() == "keep me"
+
+
+def _export_with_base(d, a):
+    """An export of a run trained from a copy of the base checkpoint, into that copy."""
+    base = _base_checkpoint(d, a)
+    directory = d / "run"
+    shutil.copytree(a.glue_run, directory)
+    config = json.loads((directory / "config.json").read_text())
+    text = json.dumps(config).replace(a.bert, str(base))
+    (directory / "config.json").write_text(text)
+    os.remove(directory / "model.tar.gz")
+    return Run(["tft-export", str(directory), str(base), "--force"])
+
+
+EXPORT = [
+    Case(
+        "tft-export",
+        "non-empty output, no --force",
+        export_into(_users_directory),
+        "error",
+        ["mine", "--force"],
+    ),
+    Case(
+        "tft-export",
+        "non-empty output, --force",
+        export_into(_users_directory, "--force", check=_replaced_and_kept),
+        "correct",
+    ),
+    Case(
+        "tft-export",
+        "empty existing output",
+        export_into(_empty_directory, check=_exported),
+        "correct",
+    ),
+    Case(
+        "tft-export",
+        "into the base checkpoint it reads, --force",
+        _export_with_base,
+        "error",
+        ["base"],
+    ),
+    Case(
+        "tft-export",
+        "output is the run's directory",
+        lambda d, a: Run(["tft-export", a.glue_run, a.glue_run, "--force"]),
+        "error",
+        ["glue"],
+    ),
+    Case(
+        "tft-export",
+        "--weights-file is a config",
+        export_into(lambda d, a: d / "out", weights="config.json"),
+        "error",
+        ["config.json"],
+    ),
+    Case(
+        "tft-export",
+        "--weights-file is a training state",
+        export_into(lambda d, a: d / "out", weights="training_state_e1_b0.th"),
+        "error",
+        ["training_state_e1_b0.th"],
+    ),
+    Case(
+        "tft-export",
+        "export killed midway, run again",
+        export_into(_killed_export, check=_exported),
+        "correct",
+    ),
+    Case(
+        "tft-export",
+        "disk full",
+        export_into(lambda d, a: d / "out", limit=40_000),
+        "error",
+        ["out"],
+    ),
+    Case(
+        "tft-export",
+        "missing archive",
+        lambda d, a: Run(["tft-export", str(d / "no.tar.gz"), str(d / "out")]),
+        "error",
+        ["no.tar.gz"],
+    ),
+]
+
+
+# tft-glue-submission
+
+
+def submission(
+    target: Callable[[pathlib.Path, Artifacts], pathlib.Path],
+    *flags: str,
+    archive: str = "glue",
+    limit: Optional[int] = None,
+    check=None,
+):
+    def setup(d, a):
+        output = target(d, a)
+        run = a.glue_run if archive == "glue" else a.injection_run
+        glue = d / "glue"
+        if not glue.exists():
+            shutil.copytree(FIXTURES_ROOT / "glue", glue)
+        # With a size limit, the serialization directory (see `export_into`).
+        source = run if limit else os.path.join(run, "model.tar.gz")
+        argv = ["tft-glue-submission", str(output), source, "--glue-dir", str(glue), *flags]
+        return Run(argv, file_size_limit=limit, check=(lambda o: check(output)) if check else None)
+
+    return setup
+
+
+def _glue_task_directory(d, a):
+    shutil.copytree(FIXTURES_ROOT / "glue", d / "glue")
+    return d / "glue/MRPC"
+
+
+SUBMISSION = [
+    Case(
+        "tft-glue-submission",
+        "non-empty output, no --force",
+        submission(_users_directory),
+        "error",
+        ["mine", "--force"],
+    ),
+    Case(
+        "tft-glue-submission",
+        "non-empty output, --force",
+        submission(
+            _users_directory,
+            "--force",
+            check=lambda o: (o / "MRPC.tsv").exists() and (o / "notes.txt").exists(),
+        ),
+        "correct",
+    ),
+    Case(
+        "tft-glue-submission",
+        "into the GLUE folder it reads, --force",
+        submission(_glue_task_directory, "--force"),
+        "error",
+        ["MRPC"],
+    ),
+    Case(
+        "tft-glue-submission",
+        "an injection archive",
+        submission(lambda d, a: d / "out", archive="injection"),
+        "error",
+        ["model.tar.gz"],
+    ),
+    Case(
+        "tft-glue-submission",
+        "disk full",
+        submission(lambda d, a: d / "out", limit=100),
+        "error",
+        ["out"],
+    ),
+    Case(
+        "tft-glue-submission",
+        "new output",
+        submission(lambda d, a: d / "out", check=lambda o: (o / "submission.zip").exists()),
+        "correct",
+    ),
+]
+
+
+# tft-experiment
+
+
+def _spec(d: pathlib.Path, a: Artifacts, **changes) -> str:
+    spec = {
+        "output_dir": str(d / "grid"),
+        "base_models": {"tiny": a.bert},
+        "tasks": ["mrpc"],
+        "glue_dir": str(FIXTURES_ROOT / "glue"),
+        "variants": ["none"],
+        "glue_overrides": {"trainer.num_epochs": 1},
+        **changes,
+    }
+    (d / "spec.json").write_text(json.dumps(spec))
+    return str(d / "spec.json")
+
+
+def experiment_damaged_metrics(d, a):
+    spec = _spec(d, a)
+
+    def first_run():
+        outcome = run_allennlp(["tft-experiment", spec], d)
+        assert outcome.returncode == 0, outcome.stderr[-3000:]
+        (metrics,) = (d / "grid").rglob("metrics.json")
+        metrics.write_text("")
+
+    def rerun_finished(o):
+        (metrics,) = (d / "grid").rglob("metrics.json")
+        return "best_epoch" in json.loads(metrics.read_text()) and "done" in o.stdout
+
+    return Run(["tft-experiment", spec], before=first_run, check=rerun_finished)
+
+
+def experiment_spec(**changes):
+    def setup(d, a):
+        return Run(["tft-experiment", _spec(d, a, **changes), "--report-only"])
+
+    return setup
+
+
+def experiment_spec_text(text: str):
+    def setup(d, a):
+        (d / "spec.json").write_text(text)
+        return Run(["tft-experiment", str(d / "spec.json"), "--report-only"])
+
+    return setup
+
+
+def experiment_foreign_output(d, a):
+    (d / "grid").mkdir()
+    (d / "grid/thesis.tex").write_text("my thesis")
+    return Run(["tft-experiment", _spec(d, a)])
+
+
+EXPERIMENT = [
+    Case(
+        "tft-experiment",
+        "finished run with an empty metrics.json",
+        experiment_damaged_metrics,
+        "correct",
+    ),
+    Case("tft-experiment", "unknown spec key", experiment_spec(seedz=[1, 2]), "error", ["seedz"]),
+    Case(
+        "tft-experiment",
+        "spec value of the wrong type",
+        experiment_spec(seeds="1"),
+        "error",
+        ["seeds"],
+    ),
+    Case(
+        "tft-experiment",
+        "spec is a JSON list",
+        experiment_spec_text("[1, 2]"),
+        "error",
+        ["spec.json"],
+    ),
+    Case(
+        "tft-experiment",
+        "output directory of someone else",
+        experiment_foreign_output,
+        "error",
+        ["grid", "--force"],
+    ),
+    Case(
+        "tft-experiment",
+        "missing spec",
+        lambda d, a: Run(["tft-experiment", str(d / "no.json")]),
+        "error",
+        ["no.json"],
+    ),
+]
+
+
+# allennlp train
+
+
+def train_glue(**overrides):
+    def setup(d, a):
+        return Run(_train("glue/mrpc.jsonnet", d, a, **overrides), environment=_glue_environment(a))
+
+    return setup
+
+
+def train_glue_file(
+    rows: Sequence[str], part: str = "train", newline: Optional[str] = None, fifo: bool = False
+):
+    """MRPC with its `part` file (train or dev) replaced."""
+
+    def setup(d, a):
+        glue = d / "glue"
+        shutil.copytree(FIXTURES_ROOT / "glue/MRPC", glue / "MRPC")
+        target = glue / "MRPC" / f"{part}.tsv"
+        target.unlink()
+        if fifo:
+            _fifo(target)
+        elif newline is not None:
+            text = "".join(row + newline for row in rows)
+            target.write_bytes(text.encode())
+        else:
+            _mrpc(glue / "MRPC", rows, f"{part}.tsv")
+        return Run(_train("glue/mrpc.jsonnet", d, a), environment=_glue_environment(a, glue))
+
+    return setup
+
+
+def train_unlabelled(part: str):
+    """MRPC with its `part` file replaced by the unlabelled test file."""
+
+    def setup(d, a):
+        glue = d / "glue"
+        shutil.copytree(FIXTURES_ROOT / "glue/MRPC", glue / "MRPC")
+        shutil.copy(glue / "MRPC/test.tsv", glue / "MRPC" / f"{part}.tsv")
+        return Run(_train("glue/mrpc.jsonnet", d, a), environment=_glue_environment(a, glue))
+
+    return setup
+
+
+def train_injection_without_alignments(d, a):
+    lines = []
+    for raw in open(FIXTURES_ROOT / "paraphrase/aligned.jsonl"):
+        record = json.loads(raw)
+        record["alignments"] = []
+        lines.append(json.dumps(record))
+    (d / "corpus.jsonl").write_text("\n".join(lines) + "\n")
+    argv = _train("injection/tft.jsonnet", d, a, **_SPLIT)
+    return Run(
+        argv, environment={"TFT_MODEL": a.bert, "TFT_PARAPHRASE_CORPUS": str(d / "corpus.jsonl")}
+    )
+
+
+def train_recover_after_kill_in_config(d, a):
+    """Killed right after its second file event (config.json begun), then --recover."""
+    from tests.training.file_events import events_environment, watching_file_events
+
+    argv = _train("glue/mrpc.jsonnet", d, a)
+
+    def killed():
+        environment = {
+            **_glue_environment(a),
+            **events_environment(d / "run", d / "events.log", kill_at=2),
+        }
+        with watching_file_events():
+            outcome = run_allennlp(argv, d, environment)
+        assert outcome.returncode == -9, outcome.stderr[-3000:]
+
+    return Run(
+        argv + ["--recover"],
+        environment=_glue_environment(a),
+        before=killed,
+        check=lambda o: (d / "run/model.tar.gz").exists(),
+    )
+
+
+def train_disk_full(d, a):
+    return Run(
+        _train("glue/mrpc.jsonnet", d, a), environment=_glue_environment(a), file_size_limit=200_000
+    )
+
+
+TRAIN = [
+    Case(
+        "allennlp train",
+        "override trainer.num_epoch (a typo)",
+        train_glue(**{"trainer.num_epoch": 2}),
+        "error",
+        ["trainer.num_epoch"],
+    ),
+    Case(
+        "allennlp train",
+        "override trainer.optimizer.lrr",
+        train_glue(**{"trainer.optimizer.lrr": 0.1}),
+        "error",
+        ["lrr"],
+    ),
+    Case(
+        "allennlp train",
+        "override dataset_reader.max_lenght",
+        train_glue(**{"dataset_reader.max_lenght": 64}),
+        "error",
+        ["max_lenght"],
+    ),
+    Case(
+        "allennlp train",
+        "training file without labels",
+        train_unlabelled("train"),
+        "error",
+        ["train.tsv"],
+    ),
+    Case(
+        "allennlp train",
+        "validation file without labels",
+        train_unlabelled("dev"),
+        "error",
+        ["dev.tsv"],
+    ),
+    Case(
+        "allennlp train",
+        "injection corpus without alignments",
+        train_injection_without_alignments,
+        "error",
+        ["corpus.jsonl"],
+    ),
+    Case(
+        "allennlp train",
+        "training file is a named pipe",
+        train_glue_file([], fifo=True),
+        "error",
+        ["train.tsv"],
+    ),
+    Case(
+        "allennlp train",
+        "training file with CR line endings",
+        train_glue_file(["Quality\t#1 ID\t#2 ID\t#1 String\t#2 String"] + MRPC_ROWS, newline="\r"),
+        "error",
+        ["train.tsv:1"],
+    ),
+    Case(
+        "allennlp train",
+        "a sentence of zero-width spaces",
+        train_glue_file(MRPC_ROWS + [f"1\t9\t109\t{INVISIBLE}\tA man."]),
+        "error",
+        ["train.tsv:6"],
+    ),
+    Case(
+        "allennlp train",
+        "TFT_MODEL is a file",
+        lambda d, a: Run(
+            _train("glue/mrpc.jsonnet", d, a),
+            environment={**_glue_environment(a), "TFT_MODEL": os.path.join(a.bert, "config.json")},
+        ),
+        "error",
+        ["config.json"],
+    ),
+    Case(
+        "allennlp train",
+        "--recover after a kill while config.json was written",
+        train_recover_after_kill_in_config,
+        "correct",
+    ),
+    Case("allennlp train", "disk full", train_disk_full, "error", ["{dir}/run/"]),
+]
+
+
+# allennlp evaluate and predict
+
+
+def evaluate(source: Callable[[pathlib.Path], str], run: str = "glue"):
+    def setup(d, a):
+        directory = a.glue_run if run == "glue" else a.injection_run
+        return Run(
+            ["evaluate", os.path.join(directory, "model.tar.gz"), source(d)],
+            environment=_glue_environment(a),
+            check=lambda o: "accuracy" in o.stdout + o.stderr,
+        )
+
+    return setup
+
+
+def _invisible_dev(d):
+    return _mrpc(d, MRPC_ROWS + [f"1\t9\t109\tA man.\t{INVISIBLE}"], "dev.tsv")
+
+
+EVALUATE = [
+    Case(
+        "allennlp evaluate",
+        "unlabelled test file",
+        evaluate(lambda d: str(FIXTURES_ROOT / "glue/MRPC/test.tsv")),
+        "error",
+        ["test.tsv"],
+    ),
+    Case(
+        "allennlp evaluate",
+        "input is a named pipe",
+        evaluate(lambda d: _fifo(d / "p.tsv")),
+        "error",
+        ["p.tsv"],
+    ),
+    Case(
+        "allennlp evaluate",
+        "a sentence of zero-width spaces",
+        evaluate(_invisible_dev),
+        "error",
+        ["dev.tsv:6"],
+    ),
+    Case(
+        "allennlp evaluate",
+        "labelled dev file",
+        evaluate(lambda d: str(FIXTURES_ROOT / "glue/MRPC/dev.tsv")),
+        "correct",
+    ),
+]
+
+
+def predict(lines: Sequence[dict], run: str = "injection", check=None):
+    def setup(d, a):
+        directory = a.glue_run if run == "glue" else a.injection_run
+        (d / "in.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+        argv = [
+            "predict",
+            os.path.join(directory, "model.tar.gz"),
+            str(d / "in.jsonl"),
+            "--output-file",
+            str(d / "out.jsonl"),
+            "--silent",
+        ]
+        return Run(argv, check=(lambda o: check(d / "out.jsonl")) if check else None)
+
+    return setup
+
+
+LONG = " ".join(["the cat sat on the mat"] * 30)  # well over 128 wordpieces
+
+
+def _every_pair_answered(path):
+    pairs = json.loads(path.read_text().splitlines()[0])["phrase_pairs"]
+    return len(pairs) == 2 and pairs[1].get("left_out") and pairs[0]["label"] is not None
+
+
+PREDICT = [
+    Case(
+        "allennlp predict",
+        "a phrase pair cut off by truncation",
+        predict(
+            [
+                {
+                    "sentence1": LONG,
+                    "sentence2": "A cat sat .",
+                    "phrase_pairs": [[[0, 1], [0, 1]], [[170, 172], [1, 2]]],
+                }
+            ],
+            check=_every_pair_answered,
+        ),
+        "correct",
+    ),
+    Case(
+        "allennlp predict",
+        "a sentence of zero-width spaces",
+        predict([{"sentence1": INVISIBLE, "sentence2": "A man plays."}], run="glue"),
+        "error",
+        ["line 1"],
+    ),
+    Case(
+        "allennlp predict",
+        "phrase spans out of range",
+        predict(
+            [{"source": ["A", "man"], "target": ["A", "man"], "phrase_pairs": [[[0, 5], [0, 1]]]}]
+        ),
+        "error",
+        ["line 1"],
+    ),
+    Case(
+        "allennlp predict",
+        "sentence pairs",
+        predict(
+            [{"sentence1": "A man plays.", "sentence2": "A man is playing."}],
+            run="glue",
+            check=lambda p: "probs" in p.read_text() or "label" in p.read_text(),
+        ),
+        "correct",
+    ),
+]
+
+CASES: List[Case] = ALIGN + EXPORT + SUBMISSION + EXPERIMENT + TRAIN + EVALUATE + PREDICT
+FAMILIES = list(dict.fromkeys(case.family for case in CASES))
+
+
+def case_id(case: Case) -> str:
+    return f"{case.family}: {case.name}"

@@ -1,0 +1,179 @@
+"""
+`allennlp train` killed at every file event of its serialization directory, then resumed with
+`--recover`, must end as the uninterrupted run: the same `metrics.json` (but timings), the same
+`best.th` and the same weights in `model.tar.gz`, bit for bit.
+
+The events are enumerated, not sampled (`tests/training/file_events.py`): an uninterrupted run
+logs them (the creation of the directory, each draft created and renamed into `config.json`,
+`meta.json`, `vocabulary/`, `parameter_counts.json`, every checkpoint file, `best.th`,
+`metrics_epoch_N.json`, `metrics.json`, `model.tar.gz`, each removal of an old checkpoint), then
+the run is repeated and killed with SIGKILL right after event K, for every K, and recovered.
+Both configs train 3 epochs whose best is the middle one, so that `best.th` is written twice
+and must not follow the last epoch: the GLUE run on its validation loss, the injection on its
+own phrase accuracy.
+"""
+
+import json
+import math
+import os
+import shutil
+import tarfile
+
+import pytest
+import torch
+
+from tests import CONFIGS_ROOT
+from tests.allennlp_cli import forked_allennlp, write_config
+from tests.training.file_events import events_environment, read_events, watching_file_events
+
+# (config, overrides): a learning rate high enough that the tiny models' validation score
+# rises after the first epoch and falls after the second.
+RUNS = {
+    "glue": (
+        CONFIGS_ROOT / "glue/mrpc.jsonnet",
+        {
+            "trainer.num_epochs": 3,
+            "data_loader.batch_size": 3,
+            "trainer.optimizer.lr": 0.015,  # 0.012 and 0.02 make epoch 2, epoch 0 the best
+            "trainer.validation_metric": "-loss",
+        },
+    ),
+    "injection": (
+        CONFIGS_ROOT / "injection/tft.jsonnet",
+        {
+            "trainer.num_epochs": 3,
+            "data_loader.batch_size": 4,
+            "trainer.optimizer.lr": 0.01,
+            "dataset_reader.validation_fraction": 0.25,
+            "validation_dataset_reader.validation_fraction": 0.25,
+        },
+    ),
+}
+# Metrics that differ between any two runs.
+UNREPRODUCIBLE = ("training_duration", "memory_MB")
+# Files whose every creation or rename must be among the events.
+NAMED_FILES = (
+    "config.json",
+    "meta.json",
+    "vocabulary",
+    "parameter_counts.json",
+    "model_state_e1_b0.th",
+    "training_state_e1_b0.th",
+    "model_state_e3_b0.th",
+    "training_state_e3_b0.th",
+    "best.th",
+    "metrics_epoch_0.json",
+    "metrics_epoch_2.json",
+    "metrics.json",
+    "model.tar.gz",
+)
+
+
+# Runs at once: each child computes on one thread.
+AT_ONCE = min(4, len(os.sched_getaffinity(0)))
+
+
+def train(config, directories, *flags, environments=None):
+    """`allennlp train CONFIG -s DIRECTORY FLAGS` for each of `directories`, all at once."""
+    commands = [["train", str(config), "-s", str(directory), *flags] for directory in directories]
+    return forked_allennlp(*commands, environments=environments)
+
+
+def weights(path):
+    """`best.th`, or the weights of a `model.tar.gz`, loaded without unpickling code."""
+    if str(path).endswith(".tar.gz"):
+        with tarfile.open(path) as archive:
+            member = archive.extractfile("weights.th")
+            return torch.load(member, weights_only=True)
+    return torch.load(path, weights_only=True)
+
+
+def differences(expected_dir, resumed_dir):
+    """
+    The largest absolute difference between two runs' metrics (but timings; a key missing or
+    a text that differs counts as infinite), and between their weights (`best.th`, and the
+    weights in `model.tar.gz` of the resumed run against the expected `best.th`).
+    """
+    expected = json.loads((expected_dir / "metrics.json").read_text())
+    resumed = json.loads((resumed_dir / "metrics.json").read_text())
+    metrics = 0.0
+    for key in expected.keys() | resumed.keys():
+        if any(part in key for part in UNREPRODUCIBLE):
+            continue
+        a, b = expected.get(key), resumed.get(key)
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+            metrics = max(metrics, abs(a - b))
+        elif a != b:
+            metrics = math.inf
+    best = weights(expected_dir / "best.th")
+    weight = 0.0
+    for path in (resumed_dir / "best.th", resumed_dir / "model.tar.gz"):
+        resumed_weights = weights(path)
+        if resumed_weights.keys() != best.keys():
+            return metrics, math.inf
+        for name, tensor in best.items():
+            weight = max(weight, (resumed_weights[name] - tensor).abs().max().item())
+    return metrics, weight
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory):
+    """Each run of RUNS, uninterrupted, with its config and its file events."""
+    done = {}
+
+    def run(name):
+        if name not in done:
+            directory = tmp_path_factory.mktemp(name)
+            config = write_config(directory / "config.json", *RUNS[name])
+            watched = events_environment(directory / "run", directory / "events.log")
+            with watching_file_events():
+                (result,) = train(config, [directory / "run"], environments=[watched])
+            assert result.returncode == 0, result.stderr[-3000:]
+            done[name] = (config, directory / "run", read_events(directory / "events.log"))
+        return done[name]
+
+    return run
+
+
+def kill_at_every_event(name, uninterrupted, tmp_path):
+    """For each file event K of the run: (K, the event, the metrics and weights differences)."""
+    config, expected_dir, events = uninterrupted(name)
+    results = []
+    for start in range(0, len(events), AT_ONCE):
+        batch = events[start : start + AT_ONCE]
+        directories = [tmp_path / f"killed_{number}" for number, _, _ in batch]
+        environments = [
+            events_environment(directory, tmp_path / f"events_{number}.log", kill_at=number)
+            for directory, (number, _, _) in zip(directories, batch)
+        ]
+        with watching_file_events():
+            killed = train(config, directories, environments=environments)
+        recovered = train(config, directories, "--recover")
+        for event, directory, kill, recovery in zip(batch, directories, killed, recovered):
+            assert kill.returncode == -9, (event, kill.stderr[-3000:])
+            assert recovery.returncode == 0, (event, recovery.stderr[-3000:])
+            number, kind, path = event
+            results.append((number, f"{kind} {path}", *differences(expected_dir, directory)))
+            shutil.rmtree(directory)
+    return results
+
+
+@pytest.mark.parametrize("name", sorted(RUNS))
+def test_the_best_epoch_is_neither_the_first_nor_the_last(name, uninterrupted):
+    _, directory, events = uninterrupted(name)
+    assert json.loads((directory / "metrics.json").read_text())["best_epoch"] == 1
+    # best.th was written after epochs 0 and 1, and every named file is among the events.
+    assert [path for _, kind, path in events if kind == "link"] == ["best.th", "best.th"]
+    touched = {path.split("/")[0] for _, _, path in events}
+    assert set(NAMED_FILES) <= touched
+
+
+@pytest.mark.parametrize("name", sorted(RUNS))
+def test_a_kill_at_every_file_event_then_recover_ends_like_an_uninterrupted_run(
+    name, uninterrupted, tmp_path
+):
+    results = kill_at_every_event(name, uninterrupted, tmp_path)
+    assert len(results) == len(uninterrupted(name)[2]) > 30
+    assert [
+        (number, event) for number, event, metrics, weight in results if metrics or weight
+    ] == []
