@@ -1,7 +1,7 @@
 // The Siamese model of a GLUE task, from the task's cross-encoder config `glue`
 // (../glue/<task>.jsonnet): ./siamese.libsonnet with the objective of a Siamese config
 // (`objective_config`, one of ../siamese/*.jsonnet, its `model.objective`), and the data paths,
-// validation metric and reader and loader extras (QQP's `lenient`, STS-B's unbucketed batches)
+// validation metric and reader and loader extras (QQP's `lenient`, `bucket_batches` where a task sets it)
 // of the task's config. `directory`: the task's GLUE folder. The experiment harness's siamese_*
 // strategies (tft_allennlp/experiments/strategies/) call it.
 local siamese = import 'siamese.libsonnet';
