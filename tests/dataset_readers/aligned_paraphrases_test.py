@@ -236,6 +236,7 @@ def test_a_last_block_of_one_line_joins_the_previous_block():
         ('{"source": ["a"], "target": ["c"], "target_phrases": [[0, 3]]}', "span out of range"),
         ('{"source": ["a"], "target": ["c"], "alignments": [[[0, 0]]]}', "malformed alignment"),
         ('["a", "b"]', "expected a JSON object"),
+        ('{"source": ["\\u200b", "\\u008a"], "target": ["c"]}', "only invisible characters"),
     ],
 )
 def test_malformed_lines_name_file_and_line(tmp_path, line, message):
@@ -246,6 +247,21 @@ def test_malformed_lines_name_file_and_line(tmp_path, line, message):
         list(corpus_reader().read(str(path)))
     lenient = list(corpus_reader(lenient=True).read(str(path)))
     assert len(lenient) == 4  # the two good lines, each with a random pair
+
+
+def test_a_word_of_invisible_characters_gets_no_wordpiece_and_the_rest_is_read():
+    # A stray C1 control character (as in a line of ParaSCI), tokenized as a word of its own.
+    reader = corpus_reader()
+    instance = reader.text_to_instance(
+        ["A", "\x8a", "flute", "plays"], ["a", "flute", "is", "played"], [((2, 3), (1, 3))]
+    )
+    plain = reader.text_to_instance(
+        ["A", "flute", "plays"], ["a", "flute", "is", "played"], [((1, 2), (1, 3))]
+    )
+    tokens = [token.text for token in instance["tokens"].tokens]
+    assert tokens == [token.text for token in plain["tokens"].tokens]
+    assert spans(instance, "source_spans") == spans(plain, "source_spans")
+    assert spans(instance, "target_spans") == spans(plain, "target_spans")
 
 
 def test_text_to_instance_for_prediction():

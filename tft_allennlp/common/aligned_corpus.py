@@ -89,12 +89,15 @@ def validate_record(number: int, record: Any) -> AlignedPair:
         if (
             not isinstance(value, list)
             or not value
-            or not all(isinstance(word, str) and blank_reason(word) is None for word in value)
+            or not all(isinstance(word, str) and word.strip() for word in value)
         ):
-            raise ValueError(
-                f"malformed record: {side!r} must be a non-empty list of words (each with a "
-                "visible character)"
-            )
+            raise ValueError(f"malformed record: {side!r} must be a non-empty list of words")
+        # A word of invisible characters only (a stray control character of the source text)
+        # gets no wordpiece, like any character a tokenizer drops, and its phrases none
+        # (common/pair_layout.py); a sentence of such words only would leave nothing to encode.
+        reason = blank_reason(" ".join(value))
+        if reason is not None:
+            raise ValueError(f"malformed record: {side!r}: {reason}")
         words[side] = value
 
     def span(value: Any, side: str, what: str) -> Span:
