@@ -13,11 +13,10 @@ import collections
 import json
 import os
 import pathlib
-import shutil
-import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from harness_tree import ROOT, enter_tree  # noqa: E402  (benchmarks/ is the script's folder)
+
 HARNESS = [
     "tests/fault_cases.py",
     "tests/allennlp_cli.py",
@@ -32,13 +31,7 @@ def main():
     parser.add_argument("--only")
     parser.add_argument("--json")
     args = parser.parse_args()
-    tree = os.path.abspath(args.tree)
-    if tree != ROOT:
-        for path in HARNESS:
-            shutil.copy(os.path.join(ROOT, path), os.path.join(tree, path))
-    os.chdir(tree)
-    sys.path.insert(0, tree)
-    os.environ.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+    enter_tree(args.tree, HARNESS)
     import tft_allennlp  # noqa: F401  (registers the plugin, as `allennlp` does)
     from tests.fault_cases import CASES, make_artifacts, run_case
     from tests.tiny_bert import write_tiny_bert

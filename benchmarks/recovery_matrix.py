@@ -15,11 +15,11 @@ import argparse
 import os
 import pathlib
 import shutil
-import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from harness_tree import ROOT, enter_tree  # noqa: E402  (benchmarks/ is the script's folder)
+
 HARNESS = [
     "tests/allennlp_cli.py",
     "tests/training/file_events.py",
@@ -32,13 +32,7 @@ def main():
     parser.add_argument("--tree", default=ROOT)
     parser.add_argument("--only")
     args = parser.parse_args()
-    tree = os.path.abspath(args.tree)
-    if tree != ROOT:
-        for path in HARNESS:
-            shutil.copy(os.path.join(ROOT, path), os.path.join(tree, path))
-    os.chdir(tree)
-    sys.path.insert(0, tree)
-    os.environ.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+    enter_tree(args.tree, HARNESS)
     from tests import FIXTURES_ROOT
     from tests.allennlp_cli import write_config
     from tests.tiny_bert import write_tiny_bert
