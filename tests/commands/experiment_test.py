@@ -35,7 +35,7 @@ from tft_allennlp.experiments.reuse import (
 from tft_allennlp.experiments.runner import ExperimentRunner, parse_shard
 from tft_allennlp.experiments.runs import InjectionRun
 from tft_allennlp.experiments.strategies.multitask import multitask_overrides
-from tft_allennlp.experiments.training import resumable
+from tft_allennlp.experiments.training import RunStopped, resumable
 from tft_allennlp.experiments.variants import split_variant
 
 
@@ -590,33 +590,37 @@ def test_a_shard_without_waiting_leaves_runs_that_need_another_shards_injection(
     assert ExperimentRunner(spec, shard=shard).run() == {tft_run.directory: "failed"}
 
 
+def one_run_grid(directory, tiny_bert, extra_callbacks):
+    """A grid of one short MRPC run, with `extra_callbacks` (the tests' `--include-package`)."""
+    callbacks = Params.from_file(str(CONFIGS_ROOT / "glue/mrpc.jsonnet")).as_dict(quiet=True)
+    callbacks = callbacks["trainer"]["callbacks"]
+    return ExperimentSpec(
+        output_dir=str(directory),
+        base_models={"tiny": tiny_bert},
+        tasks=["mrpc"],
+        glue_dir=str(FIXTURES_ROOT / "glue"),
+        variants=["none"],
+        train_sizes=[8],
+        seeds=[1],
+        recipes={"paper": {"trainer.optimizer.lr": 1e-3}},
+        glue_overrides={
+            "trainer.num_epochs": 2,
+            "data_loader.batch_size": 2,
+            "trainer.callbacks": callbacks + extra_callbacks,
+        },
+        keep_weights=False,
+        retries=1,
+    )
+
+
 def test_a_killed_run_resumes_from_its_checkpoint_and_ends_as_if_uninterrupted(
     tmp_path, tiny_bert, caplog
 ):
     # Registers `test_sigkill` (the runs are forked from this process).
     import tests.training.callbacks.sigkill  # noqa: F401
 
-    callbacks = Params.from_file(str(CONFIGS_ROOT / "glue/mrpc.jsonnet")).as_dict(quiet=True)
-    callbacks = callbacks["trainer"]["callbacks"]
-
     def grid(name, extra_callbacks):
-        return ExperimentSpec(
-            output_dir=str(tmp_path / name),
-            base_models={"tiny": tiny_bert},
-            tasks=["mrpc"],
-            glue_dir=str(FIXTURES_ROOT / "glue"),
-            variants=["none"],
-            train_sizes=[8],
-            seeds=[1],
-            recipes={"paper": {"trainer.optimizer.lr": 1e-3}},
-            glue_overrides={
-                "trainer.num_epochs": 2,
-                "data_loader.batch_size": 2,
-                "trainer.callbacks": callbacks + extra_callbacks,
-            },
-            keep_weights=False,
-            retries=1,
-        )
+        return one_run_grid(tmp_path / name, tiny_bert, extra_callbacks)
 
     plain = grid("plain", [])
     # SIGKILL at the second epoch's first batch, after the first epoch's checkpoint; the retry
@@ -639,6 +643,42 @@ def test_a_killed_run_resumes_from_its_checkpoint_and_ends_as_if_uninterrupted(
     # One log for both attempts, the killed one first.
     log = open(os.path.join(resumed.directory, "train.log")).read()
     assert log.count("Beginning training.") == 2
+
+
+def test_a_run_stopped_by_a_signal_stops_the_grid_and_the_next_invocation_resumes_it(
+    tmp_path, tiny_bert
+):
+    # Registers `test_stop_signal` (the runs are forked from this process).
+    import tests.training.callbacks.stop_signal  # noqa: F401
+
+    plain = one_run_grid(tmp_path / "plain", tiny_bert, [])
+    # SIGTERM to the run after the second epoch's first batch: it saves a checkpoint there and
+    # stops; the harness neither retries it (retries=1) nor marks it failed.
+    stopped = one_run_grid(
+        tmp_path / "stopped", tiny_bert, [{"type": "test_stop_signal", "epoch": 1, "batch": 1}]
+    )
+    (expected,), (resumed,) = plain.glue_runs({}), stopped.glue_runs({})
+    with forked_experiment_runs():
+        assert list(run_experiment(plain).values()) == ["done"]
+        with pytest.raises(RunStopped, match="stopped on SIGTERM"):
+            run_experiment(stopped)
+        assert os.path.exists(os.path.join(resumed.directory, "training_state_e1_b1.th"))
+        assert not os.path.exists(resumed.directory + ".failed")
+        assert list(run_experiment(stopped).values()) == ["done"]
+    outcomes = [json.loads(line)["outcome"] for line in open(tmp_path / "stopped/attempts.jsonl")]
+    assert outcomes == ["stopped", "done"]
+    expected_metrics, resumed_metrics = glue_metrics(expected), glue_metrics(resumed)
+    # The last epoch resumed after its first batch: AllenNLP's training_* metrics of that
+    # epoch cover the batches trained after the resumption only (docs/recovery.md).
+    keep = [
+        key
+        for key in expected_metrics
+        if "duration" not in key and "memory" not in key and not key.startswith("training_")
+    ]
+    assert any(key.startswith("validation_") for key in keep)
+    assert {key: resumed_metrics[key] for key in keep} == {
+        key: expected_metrics[key] for key in keep
+    }
 
 
 def test_only_a_checkpoint_of_the_same_config_is_resumed(tmp_path):

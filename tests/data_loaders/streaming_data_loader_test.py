@@ -1,4 +1,7 @@
+import multiprocessing
+import os
 import random
+import signal
 
 import pytest
 import torch
@@ -136,3 +139,31 @@ def test_empty_batch_keeps_every_key_with_no_examples():
     empty = empty_batch(batch)
     assert empty["tokens"]["tokens"]["token_ids"].shape == (0, 5)
     assert empty["label"].shape == (0,) and empty["metadata"] == []
+
+
+def test_reader_processes_outlive_a_stop_signal_to_the_whole_job(tmp_path):
+    # A scheduler's SIGTERM reaches the reader processes too; they go on serving the batches
+    # that the trainer trains before it stops (tft_allennlp.training.stop_signals).
+    write_mrpc(tmp_path / "train.tsv", 1000)
+    loader = build_loader(
+        glue_reader(),
+        tmp_path / "train.tsv",
+        batch_size=10,
+        max_instances_in_memory=20,
+        num_workers=2,
+    )
+    batches = iter(loader)
+    lines = lines_of(next(batches))
+    readers = multiprocessing.active_children()
+    assert len(readers) == 2
+    for reader in readers:
+        os.kill(reader.pid, signal.SIGTERM)
+    # A reader killed while the loader waits on it would hang the test: fail it instead.
+    signal.signal(signal.SIGALRM, lambda *_: pytest.fail("the loader waits on a dead reader"))
+    signal.alarm(60)
+    try:
+        lines += [line for batch in batches for line in lines_of(batch)]
+    finally:
+        signal.alarm(0)
+    assert sorted(lines) == list(range(2, 1002))
+    assert all(reader.exitcode == 0 for reader in readers)

@@ -177,3 +177,51 @@ def test_every_instance_is_trained_and_validated_once_per_epoch(case, tmp_path):
             padding += sum(not batch["ids"] for rank in batches for batch in batches[rank])
     # The worker with less data took empty batches (training and validation, both epochs).
     assert padding >= 4
+
+
+def test_a_worker_signalled_alone_stops_both_at_its_batch_and_recover_goes_on(tmp_path):
+    """
+    SIGTERM to worker 1 only, after the first (and only) batch of epoch 1: both workers stop
+    there, before validating, with one checkpoint, the launcher exits 143, and `--recover` ends
+    where a single process taking the same steps does (`tft_allennlp.training.stop_signals`).
+    """
+    config, overrides, batch_size = RUNS["mrpc"]
+    single_overrides = {**COMMON, **overrides, "data_loader.batch_size": batch_size}
+    single = write_config(tmp_path / "single.json", config, single_overrides)
+    distributed = write_config(
+        tmp_path / "distributed.json",
+        config,
+        {
+            **single_overrides,
+            "data_loader.batch_size": batch_size // 2,
+            "distributed": {"cuda_devices": [-1, -1]},
+        },
+        lambda params: params["trainer"]["callbacks"].append(
+            {"type": "test_stop_signal", "epoch": 1, "batch": 1, "rank": 1}
+        ),
+    )
+    cached_transformers._clear_caches()
+    train_model_from_file(str(single), str(tmp_path / "single"))
+    stopped = allennlp_train(distributed, tmp_path / "distributed")
+    assert stopped.returncode == 143, stopped.stderr[-3000:]
+    assert "SIGTERM: stopped at epoch 1, batch 1," in stopped.stdout
+    names = set(p.name for p in (tmp_path / "distributed").iterdir())
+    assert {"model_state_e1_b1.th", "training_state_e1_b1.th"} <= names
+    assert not names & {"metrics.json", "model.tar.gz", "metrics_epoch_1.json"}
+    recovered = allennlp_train(distributed, tmp_path / "distributed", "--recover")
+    assert recovered.returncode == 0, recovered.stderr[-3000:]
+    expected = epoch_metrics(tmp_path / "single")
+    actual = epoch_metrics(tmp_path / "distributed")
+    # Epoch 1 had no batch left to train after the recovery, so it reports no training loss.
+    for epoch in (0, 2):
+        assert actual[epoch]["training_loss"] == pytest.approx(
+            expected[epoch]["training_loss"], rel=1e-5
+        )
+    assert abs(expected[2]["training_loss"] - expected[0]["training_loss"]) > 0.05
+    for single_metrics, distributed_metrics in zip(expected, actual):
+        for key in ("validation_accuracy", "validation_f1"):
+            assert distributed_metrics[key] == pytest.approx(single_metrics[key], abs=1e-5), key
+    single_weights = torch.load(tmp_path / "single/best.th", weights_only=True)
+    distributed_weights = torch.load(tmp_path / "distributed/best.th", weights_only=True)
+    for name, tensor in single_weights.items():
+        assert torch.allclose(distributed_weights[name], tensor, atol=1e-6), name

@@ -5,6 +5,7 @@ with `events_environment(DIRECTORY, LOG, kill_at=K)` in its environment logs eac
 events in DIRECTORY to LOG and SIGKILLs itself right after the K-th, as an out-of-memory killer
 or a preempted machine would, with the directory exactly as that event left it. Enumerating
 K = 1..N (N from a run without a kill) kills the run at every such moment, not at sampled ones.
+`kill_signal` sends another signal instead (a scheduler's SIGTERM, a Ctrl-C).
 
 An event is any call that changes what the directory holds: a file opened for writing (created
 or truncated: `open`, also through `codecs`, `gzip`, `tarfile` and logging, and `os.open` with
@@ -33,13 +34,20 @@ CREATING_FLAGS = os.O_CREAT | os.O_TRUNC
 
 
 DIRECTORY, LOG, KILL_AT = "TFT_TEST_EVENTS_DIR", "TFT_TEST_EVENTS_LOG", "TFT_TEST_KILL_AT"
+KILL_SIGNAL = "TFT_TEST_KILL_SIGNAL"
 
 
-def events_environment(directory, log, kill_at: Optional[int] = None) -> Dict[str, str]:
-    """The environment of a child whose events in `directory` are logged to `log`."""
+def events_environment(
+    directory, log, kill_at: Optional[int] = None, kill_signal: int = signal.SIGKILL
+) -> Dict[str, str]:
+    """
+    The environment of a child whose events in `directory` are logged to `log`, and that sends
+    itself `kill_signal` right after event `kill_at`.
+    """
     environment = {DIRECTORY: os.path.abspath(directory), LOG: os.path.abspath(log)}
     if kill_at is not None:
         environment[KILL_AT] = str(kill_at)
+        environment[KILL_SIGNAL] = str(int(kill_signal))
     return environment
 
 
@@ -63,7 +71,7 @@ def watching_file_events() -> Iterator[None]:
         relative = os.path.relpath(path, directory)
         os.write(state["log"], f"{state['count']}\t{kind}\t{relative}\n".encode())
         if str(state["count"]) == os.environ.get(KILL_AT):
-            os.kill(os.getpid(), signal.SIGKILL)
+            os.kill(os.getpid(), int(os.environ.get(KILL_SIGNAL, signal.SIGKILL)))
 
     def watched_open(file, mode="r", *args, **kwargs):
         stream = original_open(file, mode, *args, **kwargs)

@@ -8,6 +8,8 @@ logs them (the creation of the directory, each draft created and renamed into `c
 `meta.json`, `vocabulary/`, `parameter_counts.json`, every checkpoint file, `best.th`,
 `metrics_epoch_N.json`, `metrics.json`, `model.tar.gz`, each removal of an old checkpoint), then
 the run is repeated and killed with SIGKILL right after event K, for every K, and recovered.
+A SIGTERM or Ctrl-C instead stops the run at the next batch with a checkpoint there
+(`tft_allennlp.training.stop_signals`), from which `--recover` goes on as exactly.
 Both configs train 3 epochs whose best is the middle one, so that `best.th` is written twice
 and must not follow the last epoch: the GLUE run on its validation loss, the injection on its
 own phrase accuracy.
@@ -17,6 +19,7 @@ import json
 import math
 import os
 import shutil
+import signal
 import tarfile
 
 import pytest
@@ -177,3 +180,27 @@ def test_a_kill_at_every_file_event_then_recover_ends_like_an_uninterrupted_run(
     assert [
         (number, event) for number, event, metrics, weight in results if metrics or weight
     ] == []
+
+
+@pytest.mark.parametrize("name", sorted(RUNS))
+@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGINT])
+def test_a_stop_signal_saves_the_batch_in_training_and_recover_goes_on_from_it(
+    name, number, uninterrupted, tmp_path
+):
+    config, expected_dir, events = uninterrupted(name)
+    # Right after epoch 0's checkpoint is committed, while best.th and the epoch's metrics are
+    # still to be written: the run finishes the epoch's bookkeeping and stops after the first
+    # batch of epoch 1, with a checkpoint there and no archive.
+    (at,) = [n for n, kind, path in events if (kind, path) == ("rename", "training_state_e1_b0.th")]
+    directory = tmp_path / "stopped"
+    environment = events_environment(directory, tmp_path / "events.log", at, number)
+    with watching_file_events():
+        (stopped,) = train(config, [directory], environments=[environment])
+    assert stopped.returncode == 128 + number, stopped.stderr[-3000:]
+    assert f"{signal.Signals(number).name}: stopped at epoch 1, batch 1," in stopped.stdout
+    names = set(os.listdir(directory))
+    assert {"model_state_e1_b1.th", "training_state_e1_b1.th", "metrics_epoch_0.json"} <= names
+    assert not names & {"model.tar.gz", "metrics.json", "metrics_epoch_1.json"}
+    (recovered,) = train(config, [directory], "--recover")
+    assert recovered.returncode == 0, recovered.stderr[-3000:]
+    assert differences(expected_dir, directory) == (0.0, 0.0)

@@ -8,12 +8,14 @@ import argparse
 import collections
 import logging
 import os
+import signal
 import sys
 import tempfile
 from typing import Dict, List, Optional, Tuple
 
 from allennlp.commands.subcommand import Subcommand
 from allennlp.common.checks import ConfigurationError
+from allennlp.common.util import SigTermReceived
 
 from tft_allennlp.commands.arguments import positive_float, positive_int
 from tft_allennlp.common.input_problems import MalformedInputError, check_regular_file
@@ -31,6 +33,7 @@ from tft_allennlp.experiments.report import markdown_table, plot, sweep_table, w
 from tft_allennlp.experiments.runner import Status, parse_shard
 from tft_allennlp.experiments.spec import selection_metric
 from tft_allennlp.experiments.strategies.cross import CROSS
+from tft_allennlp.experiments.training import RunStopped
 
 logger = logging.getLogger(__name__)
 
@@ -113,7 +116,22 @@ def _experiment_from_args(args: argparse.Namespace) -> None:
         sys.exit(f"tft-experiment: {error}")
     statuses = {}
     if not args.report_only:
-        statuses = run_experiment(spec, args.jobs, args.shard, not args.no_wait, args.poll_seconds)
+        try:
+            statuses = run_experiment(
+                spec, args.jobs, args.shard, not args.no_wait, args.poll_seconds
+            )
+        except (KeyboardInterrupt, SigTermReceived, RunStopped) as error:
+            number = (
+                error.signal
+                if isinstance(error, RunStopped)
+                else (signal.SIGINT if isinstance(error, KeyboardInterrupt) else signal.SIGTERM)
+            )
+            print(
+                f"tft-experiment: stopped on {number.name}; the runs in training saved a "
+                "checkpoint, and the same command goes on from there.",
+                file=sys.stderr,
+            )
+            sys.exit(128 + number)
     counts = collections.Counter(str(status) for status in statuses.values())
     paths = write_outputs(spec)
     print(f"runs: {dict(counts)}; wrote {', '.join(paths)}")

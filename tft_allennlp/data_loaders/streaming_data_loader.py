@@ -15,6 +15,8 @@ from allennlp.data.fields import TextField
 from allennlp.data.samplers.bucket_batch_sampler import add_noise_to_value
 from allennlp.nn import util as nn_util
 
+from tft_allennlp.training.stop_signals import ignore_stop_signals
+
 logger = logging.getLogger(__name__)
 
 
@@ -51,7 +53,9 @@ class StreamingDataLoader(MultiProcessDataLoader):
     `len()` raises `TypeError` unless `batches_per_epoch` is set.
 
     Batches are made in the main process from the instances that the `num_workers` reader
-    processes produce, so that the number of batches does not depend on `num_workers`.
+    processes produce, so that the number of batches does not depend on `num_workers`. The
+    reader processes ignore SIGTERM and Ctrl-C, so that the trainer can finish its batch and
+    save a checkpoint when the whole job is signalled (`tft_allennlp.training.stop_signals`).
 
     Registered as a `DataLoader` with name "tft_streaming".
 
@@ -126,6 +130,10 @@ class StreamingDataLoader(MultiProcessDataLoader):
         self.sorting_keys = sorting_keys
         self.padding_noise = padding_noise
         self._num_batches: Optional[int] = None
+
+    def _instance_worker(self, *args: Any) -> None:
+        ignore_stop_signals()
+        super()._instance_worker(*args)
 
     def __len__(self) -> int:
         if self.batches_per_epoch is not None:

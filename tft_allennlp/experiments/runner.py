@@ -40,7 +40,11 @@ A run that another grid of the spec's `reuse_from` finished with the same config
 there instead (`reuse.py`).
 
 Every attempt is appended to `attempts.jsonl` in the output directory (directory, host, pid,
-start and end times, outcome: "done", "failed" or "reused").
+start and end times, outcome: "done", "failed", "reused" or "stopped").
+
+A SIGTERM or Ctrl-C (to this process, or to a run) stops the grid: each run in training saves a
+checkpoint at its batch and stops (`training.RunStopped`), nothing is retried or started, and
+the next invocation resumes those runs.
 """
 
 import concurrent.futures
@@ -51,6 +55,7 @@ import logging
 import os
 import shutil
 import socket
+import threading
 import time
 import zlib
 from typing import Dict, List, Optional, Set, Tuple
@@ -69,7 +74,13 @@ from tft_allennlp.experiments.plan import Planned, Step, TunedPlaceholder, grid_
 from tft_allennlp.experiments.reuse import rendered_config, reuse_run
 from tft_allennlp.experiments.runs import GlueRun, InjectionRun, Run, Training
 from tft_allennlp.experiments.spec import ExperimentSpec
-from tft_allennlp.experiments.training import LOG, allennlp_train, resumable
+from tft_allennlp.experiments.training import (
+    LOG,
+    RunStopped,
+    allennlp_train,
+    resumable,
+    stop_running,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -138,6 +149,7 @@ class ExperimentRunner:
         self._gpus = _visible_gpus()
         # Each running attempt: its run, its job slot and its lock.
         self._running: Dict[concurrent.futures.Future, Tuple[Run, int, RunLock]] = {}
+        self._stopping = threading.Event()
         self._started = 0.0
 
     def owns(self, run: Planned) -> bool:
@@ -152,8 +164,19 @@ class ExperimentRunner:
         """
         self._started = time.time()
         with concurrent.futures.ThreadPoolExecutor(self.jobs) as pool:
-            while self._step(pool):
-                pass
+            try:
+                while self._step(pool):
+                    pass
+            except BaseException:
+                # A Ctrl-C or SIGTERM, here or to a run (`RunStopped`): no run starts or is
+                # retried, and each running one saves a checkpoint and stops; then their claims
+                # are given up.
+                self._stopping.set()
+                stop_running()
+                pool.shutdown(wait=True)
+                for _, _, lock in self._running.values():
+                    lock.release()
+                raise
         return self.statuses
 
     def _step(self, pool: concurrent.futures.Executor) -> bool:
@@ -316,6 +339,8 @@ class ExperimentRunner:
             _write_fingerprint(kept_fingerprint(run), recorded)
         resume_failed = False
         for attempt in range(1 + self.spec.retries):
+            if self._stopping.is_set():
+                return False
             if attempt:
                 logger.warning("Retrying %s (attempt %d)", run.directory, attempt + 1)
             resume = not resume_failed and resumable(run.directory, training)
@@ -335,7 +360,11 @@ class ExperimentRunner:
             logger.info("Resuming %s from its last checkpoint", run.directory)
         else:
             logger.info("Starting %s", run.directory)
-        succeeded = self._execute(run, training, resume)
+        try:
+            succeeded = self._execute(run, training, resume)
+        except RunStopped:
+            self._record(run, started, "stopped")
+            raise
         other_encoder = (
             succeeded and isinstance(run, InjectionRun) and not self._same_encoder(run, recorded)
         )

@@ -1,19 +1,47 @@
 """
 How one run of an experiment grid trains: `allennlp train` of its config in a new interpreter,
 its output in a log, and whether a killed attempt can go on from its last checkpoint.
+
+A run stopped by a SIGTERM or a Ctrl-C saves a checkpoint at its batch and exits with 128 + the
+signal's number (`tft_allennlp.training.stop_signals`); that is `RunStopped`, not a failure: the
+harness neither retries nor marks it, and the next invocation resumes it. `stop_running()` asks
+every run this process started to stop so (the harness calls it when it is interrupted itself).
 """
 
 import glob
 import json
 import os
+import signal
 import subprocess
 import sys
-from typing import IO, Any, Dict, List
+import threading
+from typing import IO, Any, Dict, List, Set
 
 from tft_allennlp.experiments.reuse import rendered_config
 from tft_allennlp.experiments.runs import Training
 
 LOG = "train.log"
+
+# The `allennlp` children running now, for `stop_running`.
+_running: Set[subprocess.Popen] = set()
+_running_lock = threading.Lock()
+
+
+class RunStopped(Exception):
+    """A run's `allennlp train` stopped on a signal, with a checkpoint to resume from."""
+
+    def __init__(self, directory: str, returncode: int) -> None:
+        self.directory = directory
+        self.signal = signal.Signals(returncode - 128)
+        super().__init__(f"{directory} stopped on {self.signal.name}, with a checkpoint")
+
+
+def stop_running() -> None:
+    """Sends SIGTERM to every run started here that is still training."""
+    with _running_lock:
+        for process in _running:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
 
 
 def resumable(directory: str, training: Training) -> bool:
@@ -43,7 +71,8 @@ def allennlp_train(
     `allennlp train CONFIG -s DIRECTORY -f -o OVERRIDES` in a child process (with `resume`,
     `--recover` instead of `-f`: on from the checkpoint in DIRECTORY), its output in
     `DIRECTORY.log` while it runs and moved to `DIRECTORY/train.log` after (a resumed run's
-    after the log of the attempts before it); True on success.
+    after the log of the attempts before it); True on success. Raises `RunStopped` if it
+    stopped on a signal.
     """
     log_path = directory.rstrip("/") + ".log"
     os.makedirs(os.path.dirname(log_path), exist_ok=True)
@@ -56,6 +85,8 @@ def allennlp_train(
         returncode = run_allennlp(arguments, log, environment)
     if os.path.isdir(directory):
         os.replace(log_path, os.path.join(directory, LOG))
+    if returncode in (128 + signal.SIGTERM, 128 + signal.SIGINT):
+        raise RunStopped(directory, returncode)
     return returncode == 0 and os.path.exists(os.path.join(directory, "metrics.json"))
 
 
@@ -85,6 +116,15 @@ def run_allennlp(arguments: List[str], log: IO[str], environment: Dict[str, str]
     carries over from one run to the next.
     """
     command = [sys.executable, "-m", "allennlp", *arguments]
-    return subprocess.run(
+    with subprocess.Popen(
         command, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **environment}
-    ).returncode
+    ) as process:
+        with _running_lock:
+            _running.add(process)
+        try:
+            # No kill on an interrupt (as `subprocess.run` would): the child saves its
+            # checkpoint first, and `stop_running` tells it to if the interrupt was not its own.
+            return process.wait()
+        finally:
+            with _running_lock:
+                _running.discard(process)

@@ -14,6 +14,7 @@ from tft_allennlp.common.atomic_files import (
     same_content,
     save_torch_atomically,
 )
+from tft_allennlp.training.stop_signals import StopRequest, stop
 
 logger = logging.getLogger(__name__)
 
@@ -50,6 +51,10 @@ class AtomicCheckpointer(Checkpointer):
     and renamed to `*.th.damaged`, and if no checkpoint loads the error names every damaged
     file. Disk errors name the file being written.
 
+    A SIGTERM or a Ctrl-C stops the run at the end of the batch in training, with a checkpoint
+    there (`tft_allennlp.training.stop_signals`), instead of losing what was trained since the
+    last one.
+
     Besides the best epoch's, it keeps the latest checkpoint only (`keep_most_recent_by_count:
     1`, AllenNLP's default is 2): the best and the latest are what `--recover` needs.
 
@@ -60,6 +65,8 @@ class AtomicCheckpointer(Checkpointer):
     """
 
     _best: Optional[Tuple[int, int]] = None
+    # Set by `stop_signals` while the trainer trains.
+    stop_request: Optional[StopRequest] = None
 
     def __init__(
         self,
@@ -74,6 +81,11 @@ class AtomicCheckpointer(Checkpointer):
     def maybe_save_checkpoint(
         self, trainer: Trainer, num_epochs_completed: int, num_batches_in_epoch_completed: int
     ) -> bool:
+        if self.stop_request is not None and num_batches_in_epoch_completed > 0:
+            number = self.stop_request.requested(trainer)
+            if number is not None:
+                self.save_checkpoint(trainer)
+                stop(trainer, number, self._serialization_dir)
         if num_batches_in_epoch_completed == 0 and _writes_best_weights(trainer):
             self.save_checkpoint(trainer)
             return True
