@@ -6,9 +6,19 @@
 # every 30 minutes), runs other grids finished are taken from them (`reuse_from`). Logs in
 # runs/claims_logs/. Needs `make setup` (.venv).
 #
-#   bash scripts/multisource_grids.sh [PROCESSES]
+#   bash scripts/multisource_grids.sh [PROCESSES]   start (in a session of its own)
+#   bash scripts/multisource_grids.sh stop          stop: every run in training saves a checkpoint
+#                                                   at its batch first (SIGTERM), then all exit
 set -euo pipefail
 cd "$(dirname "$0")/.."
+group_file=runs/claims_logs/grids.pgid
+if [[ ${1:-} == stop ]]; then
+  group=$(cat "$group_file")
+  kill -TERM -- "-$group" 2>/dev/null || { echo "no grid process runs (group $group)"; exit 0; }
+  while pgrep -g "$group" > /dev/null; do sleep 2; done
+  echo "stopped group $group"
+  exit 0
+fi
 processes=${1:-1}
 source .venv/bin/activate
 export HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false OMP_NUM_THREADS=1
@@ -26,6 +36,8 @@ if [[ ! -s $TFT_PARAPHRASE_CORPUS ]]; then
 fi
 bash scripts/multisource_corpora.sh
 mkdir -p runs/claims_logs
+# Every process below is in this script's process group, which `stop` signals.
+ps -o pgid= $$ | tr -d ' ' > "$group_file"
 
 grid() {
   local name=$1
