@@ -11,6 +11,13 @@ local paper_injection = {
   'data_loader.batches_per_epoch': null,
   'trainer.num_epochs': 20,
   'trainer.checkpointer.save_every_num_seconds': 1800,
+  // Batches from sorted whole windows of 5,000 pairs, as the GLUE configs make them: the three
+  // sources' lengths differ (ParaSCI's pairs are twice Quora's), and groups of 4 batches padded
+  // a third of every batch. 1.35 times faster steps (benchmarks/RESULTS.md).
+  'data_loader.bucket_batches': 50,
+  'data_loader.padding_noise': 0.0,
+  'validation_data_loader.bucket_batches': 50,
+  'validation_data_loader.padding_noise': 0.0,
 };
 local injection(variant, corpus) = {
   variant: variant,
