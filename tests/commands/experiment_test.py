@@ -1,4 +1,5 @@
 import csv
+import dataclasses
 import itertools
 import json
 import logging
@@ -19,6 +20,7 @@ from tests import CONFIGS_ROOT, FIXTURES_ROOT, PROJECT_ROOT
 from tests.allennlp_cli import forked_allennlp, forked_experiment_runs
 from tft_allennlp.commands.experiment import run_experiment, write_outputs
 from tft_allennlp.experiments import ExperimentSpec, collect_results, tuned_choices
+from tft_allennlp.experiments.locks import RunLock
 from tft_allennlp.experiments.outcomes import (
     encoder_fingerprint,
     kept_fingerprint,
@@ -588,6 +590,29 @@ def test_a_shard_without_waiting_leaves_runs_that_need_another_shards_injection(
     os.makedirs(os.path.dirname(injection.directory), exist_ok=True)
     open(injection.directory + ".failed", "w").close()
     assert ExperimentRunner(spec, shard=shard).run() == {tft_run.directory: "failed"}
+
+
+def test_a_run_that_a_grid_of_reuse_from_is_training_is_waited_for_not_trained_twice(
+    tmp_path, tiny_bert
+):
+    theirs = one_run_grid(tmp_path / "theirs", tiny_bert, [])
+    mine = dataclasses.replace(
+        one_run_grid(tmp_path / "mine", tiny_bert, []), reuse_from=[theirs.output_dir]
+    )
+    (their_run,), (my_run,) = theirs.glue_runs({}), mine.glue_runs({})
+    # A live process (this one) trains the run in the other grid.
+    lock = RunLock(their_run.directory)
+    assert lock.acquire()
+    statuses = ExperimentRunner(mine, wait=False).run()
+    assert statuses == {my_run.directory: "waiting"}
+    assert not os.path.exists(my_run.directory)
+    # A lock its dead owner left is no reason to wait.
+    with subprocess.Popen(["true"]) as finished:
+        finished.wait()
+    lock.owner["pid"] = finished.pid
+    with open(lock.path, "w") as handle:
+        json.dump(lock.owner, handle)
+    assert ExperimentRunner(mine, wait=False)._in_training_elsewhere(my_run) is None
 
 
 def one_run_grid(directory, tiny_bert, extra_callbacks):

@@ -38,6 +38,10 @@ class RunLock:
     def release(self) -> None:
         _remove(self.path)
 
+    def held(self) -> bool:
+        """Whether a process (of another host, or a live one of this host) holds the claim."""
+        return os.path.exists(self.path) and not self._stale()
+
     def _stale(self) -> bool:
         """A lock of a dead process on this host (another host's locks are never stale here)."""
         try:

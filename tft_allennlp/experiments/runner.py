@@ -37,7 +37,8 @@ Parallel and distributed execution:
   so that the shards waiting for it stop waiting.
 
 A run that another grid of the spec's `reuse_from` finished with the same config is taken from
-there instead (`reuse.py`).
+there instead (`reuse.py`); one that a process is training there now is waited for (or, without
+`wait`, left), not trained twice.
 
 Every attempt is appended to `attempts.jsonl` in the output directory (directory, host, pid,
 start and end times, outcome: "done", "failed", "reused" or "stopped").
@@ -71,7 +72,7 @@ from tft_allennlp.experiments.outcomes import (
     read_fingerprint,
 )
 from tft_allennlp.experiments.plan import Planned, Step, TunedPlaceholder, grid_plan
-from tft_allennlp.experiments.reuse import rendered_config, reuse_run
+from tft_allennlp.experiments.reuse import in_grid, rendered_config, reuse_run
 from tft_allennlp.experiments.runs import GlueRun, InjectionRun, Run, Training
 from tft_allennlp.experiments.spec import ExperimentSpec
 from tft_allennlp.experiments.training import (
@@ -208,9 +209,24 @@ class ExperimentRunner:
             status = self._settled(run, run.directory in unneeded)
             if status is not None:
                 self.statuses[run.directory] = status
-            elif self._free_slots() and not self._start(pool, run):
-                waiting[run.directory] = run.directory  # another process runs it
+            elif self._free_slots():
+                elsewhere = self._in_training_elsewhere(run)
+                if elsewhere is not None:
+                    waiting[run.directory] = elsewhere
+                elif not self._start(pool, run):
+                    waiting[run.directory] = run.directory  # another process runs it
         return waiting
+
+    def _in_training_elsewhere(self, run: Run) -> Optional[str]:
+        """
+        The directory of `run` in a grid of `reuse_from` that a process is training now, if
+        any: this grid takes it from there once it is finished, instead of training it twice.
+        """
+        for grid in self.spec.reuse_from:
+            theirs = in_grid(run, self.spec.output_dir, grid)
+            if RunLock(theirs.directory).held():
+                return theirs.directory
+        return None
 
     def _plan(self) -> Tuple[List[Step], Set[str]]:
         """This shard's steps of the plan (placeholders belong to every shard)."""

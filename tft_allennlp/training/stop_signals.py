@@ -76,7 +76,8 @@ class StopRequest:
             # The workers of a distributed run, when this is their launcher and the signal was
             # its own (reader processes ignore it).
             for child in multiprocessing.active_children():
-                os.kill(child.pid, signal.SIGTERM)
+                if child.pid is not None:
+                    os.kill(child.pid, signal.SIGTERM)
         elif number == signal.SIGINT:  # an impatient Ctrl-C: at once
             self.__exit__()
             raise KeyboardInterrupt
