@@ -114,6 +114,26 @@ def paired_rows(
     return rows
 
 
+def gain_rows(scores: Scores, columns: Columns, treated: List[Setting], control: Setting) -> Rows:
+    """
+    A row per setting of `treated`: its gain over `control` at 1k minus its gain on the whole
+    training set, each gain a set of per-seed paired differences (Welch's test between them).
+    """
+    rows = []
+    for setting in treated:
+        cells: List[Optional[Difference]] = []
+        for t, m in columns:
+            small, whole = (
+                seed_differences(
+                    score(scores, setting, t, m, size), score(scores, control, t, m, size)
+                )
+                for size in ("1000", "all")
+            )
+            cells.append(unpaired_difference(list(small.values()), list(whole.values())))
+        rows.append((f"{setting[1]}: gain at n 1000 - gain at n all", cells))
+    return rows
+
+
 def markdown(sections: Sections, seeds: int) -> str:
     """A table per section; its tests are one family for Holm's adjustment."""
     lines = []
@@ -174,18 +194,7 @@ def verdict_sections(seeds: Sequence[int] = SEEDS) -> Sections:
     simple, full = injected[1], injected[0]
     similar_sizes, distant_sizes = ("1000", "all"), ("1000", "5000")
     h1 = [(variant, none, size) for size in similar_sizes for variant in injected]
-    h2: Rows = []
-    for base, variant in injected:
-        cells: List[Optional[Difference]] = []
-        for t, m in SIMILAR:
-            small, whole = (
-                seed_differences(
-                    score(scores, (base, variant), t, m, size), score(scores, none, t, m, size)
-                )
-                for size in ("1000", "all")
-            )
-            cells.append(unpaired_difference(list(small.values()), list(whole.values())))
-        h2.append((f"{variant}: gain at n 1000 - gain at n all", cells))
+    h2 = gain_rows(scores, SIMILAR, injected, none)
     h3 = [(simple, full, size) for size in similar_sizes]
     noise = [(("minilm", f"{v}_iseed2"), ("minilm", v), "1000") for v in INJECTED]
     h3_distant = [(simple, full, size) for size in distant_sizes]

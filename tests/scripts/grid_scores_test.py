@@ -4,7 +4,13 @@ import importlib
 
 import pytest
 
-from scripts import REPOSITORY, adapter_variants, claims_size_tables, claims_verdicts
+from scripts import (
+    REPOSITORY,
+    adapter_variants,
+    claims_size_tables,
+    claims_verdicts,
+    multisource_verdicts,
+)
 from scripts.grid_scores import ScoreKey, read_scores
 
 HEADER = "base,variant,recipe,task,train_size,candidate,seed,metric,value,directory,strategy\n"
@@ -109,3 +115,32 @@ def test_the_committed_verdicts_regenerate_byte_for_byte():
 def test_every_script_imports_as_a_module_of_the_scripts_package(name):
     module = importlib.import_module(f"scripts.{name}")
     assert module.__doc__
+
+
+def test_multisource_verdicts_pair_by_seed_and_name_the_grids_not_written_yet(
+    tmp_path, monkeypatch
+):
+    # MRPC accuracy at 1k, seeds 1-3 of the 10: tft_multi 72, 74, 75 against none 70, 70, 72:
+    # +2, +4, +3, mean 3.0, std 1.0, t = 3 sqrt(3) = 5.196 with 2 degrees of freedom:
+    # p = 1 - t / sqrt(2 + t^2) = 0.035. Against tft (Quora only) 71, 74, 73: +1, 0, +2, mean
+    # 1.0, std 1.0, p 0.225 (as above).
+    rows = []
+    for variant, values in [
+        ("none", (0.70, 0.70, 0.72)),
+        ("tft", (0.71, 0.74, 0.73)),
+        ("tft_multi", (0.72, 0.74, 0.75)),
+    ]:
+        for seed, value in enumerate(values, start=1):
+            rows.append(
+                ("minilm", variant, "tuned", "mrpc", "1000", seed, "accuracy", value, "cross")
+            )
+    grids = {"claims_multisource_cpu": runs_csv(tmp_path / "runs.csv", rows)}
+    grids["claims_domain_cpu"] = tmp_path / "not_yet.csv"
+    monkeypatch.setattr(multisource_verdicts, "GRIDS", grids)
+    text, _ = multisource_verdicts.verdicts()
+    assert "Not written yet (their tables are empty): claims_domain_cpu." in text
+    lines = text.splitlines()
+    assert (
+        "| minilm tft_multi - minilm none, n 1000 | +3.0 ± 1.0 (p 0.04) * [n=3] |  |  |  |" in lines
+    )
+    assert "| minilm tft_multi - minilm tft, n 1000 | +1.0 ± 1.0 (p 0.23) [n=3] |  |  |  |" in lines
