@@ -6,7 +6,10 @@ The per-epoch dev accuracies of injections, as a markdown table: what the paper'
 
 Reads each run's `metrics_epoch_<k>.json` (AllenNLP writes one per finished epoch); the epoch
 that `metrics.json` names as `best_epoch` is marked, and a run without `metrics.json` is marked
-as still running.
+as still running. Under the table, the hours each injection took over all its attempts, from
+the grid's `attempts.jsonl`: AllenNLP's `training_duration` restarts with every resumption.
+An epoch resumed from a checkpoint within it reports the training loss of the batches after
+the resumption only (docs/recovery.md); its dev accuracies are exact.
 """
 
 import argparse
@@ -36,26 +39,41 @@ def epoch_rows(run: pathlib.Path) -> List[str]:
     for epoch, path in epochs:
         metrics = json.loads(path.read_text())
         note = "best (kept)" if epoch == best else ""
-        elapsed = metrics["training_duration"].split(".")[0]
         rows.append(
             f"| {run.name} | {epoch} | {100 * metrics['validation_sentence_accuracy']:.2f} "
             f"| {100 * metrics['validation_phrase_accuracy']:.2f} "
-            f"| {metrics['training_loss']:.4f} | {elapsed} | {note} |"
+            f"| {metrics['training_loss']:.4f} | {note} |"
         )
     if best is None:
-        rows.append(f"| {run.name} | {epochs[-1][0] + 1} | | | | | running |")
+        rows.append(f"| {run.name} | {epochs[-1][0] + 1} | | | | running |")
     return rows
+
+
+def attempt_hours(run: pathlib.Path) -> str:
+    """`NAME: N attempts, H hours` from the `attempts.jsonl` of the grid that holds `run`."""
+    experiment = run.resolve().parents[2]  # EXPERIMENT/injection/BASE/NAME
+    relative = run.resolve().relative_to(experiment).as_posix()
+    seconds, attempts = 0.0, 0
+    log = experiment / "attempts.jsonl"
+    if log.exists():
+        for line in log.read_text().splitlines():
+            record = json.loads(line)
+            if record["directory"] == relative:
+                seconds += record["ended"] - record["started"]
+                attempts += 1
+    plural = "" if attempts == 1 else "s"
+    return f"{run.name}: {attempts} attempt{plural}, {seconds / 3600:.1f} hours"
 
 
 def table(runs: Sequence[pathlib.Path]) -> str:
     lines = [
-        "| injection | epoch | dev sentence acc | dev phrase acc | training loss "
-        "| training time so far | |",
-        "|---|---|---|---|---|---|---|",
+        "| injection | epoch | dev sentence acc | dev phrase acc | training loss | |",
+        "|---|---|---|---|---|---|",
     ]
     for run in runs:
         lines += epoch_rows(run)
-    return "\n".join(lines) + "\n"
+    hours = "; ".join(attempt_hours(run) for run in runs)
+    return "\n".join(lines) + f"\n\nTime on one core each, all attempts: {hours}.\n"
 
 
 def main(argv: Sequence[str]) -> None:
