@@ -1,8 +1,8 @@
 """
 The `tft_mixed_precision` trainer on the CPU: which dtype each precision and card get, that the
-distributed configs use it, that a CPU run with mixed precision stops with one line before
-training, and that `"precision": "float32"` trains exactly as AllenNLP's `gradient_descent`.
-Autocast itself needs CUDA: benchmarks/gpu/ checks it on a GPU.
+distributed configs use it, that a CPU run in a precision the CPU lacks stops with one line
+before training, that bfloat16 autocasts on the CPU, and that `"precision": "float32"` trains
+exactly as AllenNLP's `gradient_descent`. Autocast on CUDA: benchmarks/gpu/ checks it on a GPU.
 """
 
 import json
@@ -36,9 +36,10 @@ def test_each_precision_and_card_get_their_dtype(precision, capability, dtype):
     assert amp_dtype(precision, CUDA, capability) == dtype
 
 
-def test_float32_needs_no_cuda_and_the_rest_is_refused_in_one_line():
+def test_a_cpu_takes_float32_and_bfloat16_and_refuses_the_rest_in_one_line():
     assert amp_dtype("float32", torch.device("cpu")) is None
-    for precision in ("auto", "bfloat16", "float16"):
+    assert amp_dtype("bfloat16", torch.device("cpu")) == torch.bfloat16
+    for precision in ("auto", "float16"):
         with pytest.raises(ConfigurationError, match="needs a CUDA device") as error:
             amp_dtype(precision, torch.device("cpu"))
         assert "\n" not in str(error.value)
@@ -66,9 +67,33 @@ def test_a_cpu_run_with_mixed_precision_stops_with_one_line_before_training(tmp_
     assert result.stderr.strip().splitlines()[-1] == (
         "allennlp.common.checks.ConfigurationError: tft_mixed_precision: precision 'auto' needs "
         "a CUDA device, and this worker trains on cpu; "
-        'set "trainer.precision": "float32" to train there without AMP.'
+        'set "trainer.precision" to "bfloat16" (mixed precision on the CPU) or "float32".'
     )
     assert not list((tmp_path / "run").glob("*.th"))
+
+
+def test_bfloat16_on_the_cpu_autocasts_the_forward_passes(tmp_path):
+    # Two epochs in each precision from the same seed: bfloat16 rounds the matrix products'
+    # inputs, so its weights differ from float32's, by little.
+    weights, losses = {}, {}
+    for precision in ("float32", "bfloat16"):
+        overrides = {"trainer.type": "tft_mixed_precision", "trainer.num_epochs": 2}
+        overrides["trainer.precision"] = precision
+        cached_transformers._clear_caches()
+        train_model_from_file(
+            str(CONFIGS_ROOT / "glue/mrpc.jsonnet"),
+            str(tmp_path / precision),
+            json.dumps(overrides),
+        )
+        weights[precision] = torch.load(tmp_path / precision / "best.th", weights_only=True)
+        metrics = json.loads((tmp_path / precision / "metrics.json").read_text())
+        losses[precision] = metrics["training_loss"]
+    largest = max(
+        (weights["bfloat16"][name] - tensor).abs().max().item()
+        for name, tensor in weights["float32"].items()
+    )
+    assert 0 < largest < 0.05
+    assert losses["bfloat16"] == pytest.approx(losses["float32"], rel=0.05)
 
 
 def test_float32_trains_exactly_as_gradient_descent(tmp_path):
