@@ -1,9 +1,9 @@
 """
-The claims' verdicts with the multi-source injections beside the Quora-only ones (issue 42),
-from the multi-source grids' `runs.csv` (recipe `tuned`, dev scores in %): fine-tuning seeds
-1-10 at 1k, 1-3 on the whole training sets. Every fine-tuning of these grids ran with one
-trainer (issue 46's), `none` and the Quora-only `tft` / `tft_simple` included, so that every
-row pairs runs of one recipe; `results/claims/verdicts.md` keeps the claims grids' earlier
+The claims' verdicts with the multi-source injections beside the Quora-only ones, from the
+multi-source grids' `runs.csv` (recipe `tuned`, dev scores in %): fine-tuning seeds 1-10 at
+1k, 1-3 on the whole training sets. Every fine-tuning of these grids ran with one trainer
+(fused AdamW, sorted batches, bfloat16), `none` and the Quora-only `tft` / `tft_simple`
+included, so that every row pairs runs of one recipe; `results/claims/verdicts.md` keeps the claims grids' earlier
 verdicts (seeds 1-3, the trainer before).
 
 Each table is one family for Holm's adjustment (`claims_verdicts`):
