@@ -3,8 +3,8 @@ The claims' verdicts with the multi-source injections beside the Quora-only ones
 multi-source grids' `runs.csv` (recipe `tuned`, dev scores in %): fine-tuning seeds 1-10 at
 1k, 1-3 on the whole training sets. Every fine-tuning of these grids ran with one trainer
 (fused AdamW, sorted batches, bfloat16), `none` and the Quora-only `tft` / `tft_simple`
-included, so that every row pairs runs of one recipe; `results/claims/verdicts.md` keeps the claims grids' earlier
-verdicts (seeds 1-3, the trainer before).
+included, so that every row pairs runs of one recipe; `results/claims/verdicts.md` keeps the
+claims grids' earlier verdicts (seeds 1-3, the trainer before).
 
 Each table is one family for Holm's adjustment (`claims_verdicts`):
 - H1 at 1k and on the whole sets: each injection minus `none`;
