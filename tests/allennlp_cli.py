@@ -53,7 +53,6 @@ def allennlp_train(config: pathlib.Path, serialization_dir: pathlib.Path, *flags
     """`allennlp train` from the project root (so the plugin file is found), output captured."""
     arguments = ["train", str(config), "-s", str(serialization_dir)]
     arguments += ["--include-package", "tests.training.callbacks.sigkill"]
-    arguments += ["--include-package", "tests.training.callbacks.stop_signal"]
     arguments += ["--include-package", "tests.training.callbacks.record_batches", *flags]
     (result,) = forked_allennlp(arguments)
     return result

@@ -673,14 +673,16 @@ def test_a_killed_run_resumes_from_its_checkpoint_and_ends_as_if_uninterrupted(
 def test_a_run_stopped_by_a_signal_stops_the_grid_and_the_next_invocation_resumes_it(
     tmp_path, tiny_bert
 ):
-    # Registers `test_stop_signal` (the runs are forked from this process).
-    import tests.training.callbacks.stop_signal  # noqa: F401
+    # Registers `test_sigkill` (the runs are forked from this process).
+    import tests.training.callbacks.sigkill  # noqa: F401
 
     plain = one_run_grid(tmp_path / "plain", tiny_bert, [])
     # SIGTERM to the run after the second epoch's first batch: it saves a checkpoint there and
     # stops; the harness neither retries it (retries=1) nor marks it failed.
     stopped = one_run_grid(
-        tmp_path / "stopped", tiny_bert, [{"type": "test_stop_signal", "epoch": 1, "batch": 1}]
+        tmp_path / "stopped",
+        tiny_bert,
+        [{"type": "test_sigkill", "epoch": 1, "batch": 1, "signal": "SIGTERM"}],
     )
     (expected,), (resumed,) = plain.glue_runs({}), stopped.glue_runs({})
     with forked_experiment_runs():

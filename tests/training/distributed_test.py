@@ -56,8 +56,12 @@ def epoch_metrics(directory, epochs=3):
     ]
 
 
-@pytest.mark.parametrize("run", list(RUNS))
-def test_two_gloo_workers_train_like_one_process(run, tmp_path):
+def single_then_distributed(tmp_path, run, edit=None):
+    """
+    Trains `RUNS[run]` in one process (`tmp_path/single`), each step one batch of the whole
+    training set, and writes the config of two gloo workers taking the same steps (`edit`
+    changes its params); the config's path.
+    """
     config, overrides, batch_size = RUNS[run]
     single_overrides = {**COMMON, **overrides, "data_loader.batch_size": batch_size}
     single = write_config(tmp_path / "single.json", config, single_overrides)
@@ -69,11 +73,25 @@ def test_two_gloo_workers_train_like_one_process(run, tmp_path):
             "data_loader.batch_size": batch_size // 2,
             "distributed": {"cuda_devices": [-1, -1]},
         },
+        edit,
     )
     # AllenNLP caches each transformer by name and ignores the dropout-free kwargs if an earlier
     # test loaded the tiny BERT in this process: start from an empty cache.
     cached_transformers._clear_caches()
     train_model_from_file(str(single), str(tmp_path / "single"))
+    return distributed
+
+
+def assert_same_best_weights(tmp_path):
+    single_weights = torch.load(tmp_path / "single/best.th", weights_only=True)
+    distributed_weights = torch.load(tmp_path / "distributed/best.th", weights_only=True)
+    for name, tensor in single_weights.items():
+        assert torch.allclose(distributed_weights[name], tensor, atol=1e-6), name
+
+
+@pytest.mark.parametrize("run", list(RUNS))
+def test_two_gloo_workers_train_like_one_process(run, tmp_path):
+    distributed = single_then_distributed(tmp_path, run)
     result = allennlp_train(distributed, tmp_path / "distributed")
     assert result.returncode == 0, result.stderr[-3000:]
 
@@ -97,10 +115,7 @@ def test_two_gloo_workers_train_like_one_process(run, tmp_path):
             assert distributed_metrics[key] == pytest.approx(single_metrics[key], abs=tolerance), (
                 key
             )
-    single_weights = torch.load(tmp_path / "single/best.th", weights_only=True)
-    distributed_weights = torch.load(tmp_path / "distributed/best.th", weights_only=True)
-    for name, tensor in single_weights.items():
-        assert torch.allclose(distributed_weights[name], tensor, atol=1e-6), name
+    assert_same_best_weights(tmp_path)
 
 
 def instance_ids(reader_params, path):
@@ -185,23 +200,13 @@ def test_a_worker_signalled_alone_stops_both_at_its_batch_and_recover_goes_on(tm
     there, before validating, with one checkpoint, the launcher exits 143, and `--recover` ends
     where a single process taking the same steps does (`tft_allennlp.training.stop_signals`).
     """
-    config, overrides, batch_size = RUNS["mrpc"]
-    single_overrides = {**COMMON, **overrides, "data_loader.batch_size": batch_size}
-    single = write_config(tmp_path / "single.json", config, single_overrides)
-    distributed = write_config(
-        tmp_path / "distributed.json",
-        config,
-        {
-            **single_overrides,
-            "data_loader.batch_size": batch_size // 2,
-            "distributed": {"cuda_devices": [-1, -1]},
-        },
+    distributed = single_then_distributed(
+        tmp_path,
+        "mrpc",
         lambda params: params["trainer"]["callbacks"].append(
-            {"type": "test_stop_signal", "epoch": 1, "batch": 1, "rank": 1}
+            {"type": "test_sigkill", "epoch": 1, "batch": 1, "signal": "SIGTERM", "rank": 1}
         ),
     )
-    cached_transformers._clear_caches()
-    train_model_from_file(str(single), str(tmp_path / "single"))
     stopped = allennlp_train(distributed, tmp_path / "distributed")
     assert stopped.returncode == 143, stopped.stderr[-3000:]
     assert "SIGTERM: stopped at epoch 1, batch 1," in stopped.stdout
@@ -221,7 +226,4 @@ def test_a_worker_signalled_alone_stops_both_at_its_batch_and_recover_goes_on(tm
     for single_metrics, distributed_metrics in zip(expected, actual):
         for key in ("validation_accuracy", "validation_f1"):
             assert distributed_metrics[key] == pytest.approx(single_metrics[key], abs=1e-5), key
-    single_weights = torch.load(tmp_path / "single/best.th", weights_only=True)
-    distributed_weights = torch.load(tmp_path / "distributed/best.th", weights_only=True)
-    for name, tensor in single_weights.items():
-        assert torch.allclose(distributed_weights[name], tensor, atol=1e-6), name
+    assert_same_best_weights(tmp_path)

@@ -19,6 +19,7 @@ from typing import IO, Any, Dict, List, Set
 
 from tft_allennlp.experiments.reuse import rendered_config
 from tft_allennlp.experiments.runs import Training
+from tft_allennlp.training.stop_signals import STOP_SIGNALS
 
 LOG = "train.log"
 
@@ -85,7 +86,7 @@ def allennlp_train(
         returncode = run_allennlp(arguments, log, environment)
     if os.path.isdir(directory):
         os.replace(log_path, os.path.join(directory, LOG))
-    if returncode in (128 + signal.SIGTERM, 128 + signal.SIGINT):
+    if returncode - 128 in STOP_SIGNALS:
         raise RunStopped(directory, returncode)
     return returncode == 0 and os.path.exists(os.path.join(directory, "metrics.json"))
 

@@ -138,7 +138,8 @@ def _train_model(params: Params, *args: Any, **kwargs: Any) -> Any:
 
 
 def _train(self: GradientDescentTrainer) -> Any:
-    # In the worker processes of distributed training, which `_train_model` does not run in.
+    # The checkpointer acts on the request `_train_model` holds, or, in the worker processes of
+    # distributed training (which `_train_model` does not run in), on one held from here.
     checkpointer: Any = getattr(self, "_checkpointer", None)
     if not hasattr(checkpointer, "stop_request"):
         return _original["train"](self)

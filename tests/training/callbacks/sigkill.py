@@ -1,8 +1,10 @@
 """
 A trainer callback for the recovery tests: it kills its own process with SIGKILL, as an
-out-of-memory killer or a preempted machine would, once, at a chosen moment:
+out-of-memory killer or a preempted machine would (or sends it `signal`, e.g. a scheduler's
+"SIGTERM"), once, at a chosen moment:
 
-- `at: "batch"`: when training reaches batch `batch` of epoch `epoch`;
+- `at: "batch"`: when training reaches batch `batch` of epoch `epoch` (in distributed training,
+  in the worker of rank `rank` only);
 - `at: "model_state"` or `"training_state"`: half-way through writing that checkpoint file of
   epoch `epoch`, batch `batch` (its first half of the bytes is on disk);
 - `at: "archive"`: while `model.tar.gz` is written, after its first member.
@@ -12,10 +14,11 @@ A marker file in the serialization directory makes the `--recover` run go past t
 
 import io
 import os
-import signal
+import signal as signal_module
 import tarfile
 
 import torch
+import torch.distributed as dist
 from allennlp.training.callbacks.callback import TrainerCallback
 
 MARKER = "sigkill.done"
@@ -24,11 +27,19 @@ MARKER = "sigkill.done"
 @TrainerCallback.register("test_sigkill")
 class SigkillCallback(TrainerCallback):
     def __init__(
-        self, serialization_dir: str, epoch: int = 0, batch: int = 0, at: str = "batch"
+        self,
+        serialization_dir: str,
+        epoch: int = 0,
+        batch: int = 0,
+        at: str = "batch",
+        signal: str = "SIGKILL",
+        rank: int = 0,
     ) -> None:
         super().__init__(serialization_dir)
         self._epoch = epoch
         self._batch = batch
+        self._signal = getattr(signal_module, signal)
+        self._rank = rank
         self._marker = os.path.join(serialization_dir, MARKER)
         if at in ("model_state", "training_state"):
             _kill_while_saving(f"{at}_e{epoch}_b{batch}.th", self._kill_once)
@@ -42,7 +53,7 @@ class SigkillCallback(TrainerCallback):
         if os.path.exists(self._marker):
             return False
         open(self._marker, "w").close()
-        os.kill(os.getpid(), signal.SIGKILL)
+        os.kill(os.getpid(), self._signal)
         return True
 
     def on_batch(
@@ -58,15 +69,9 @@ class SigkillCallback(TrainerCallback):
         batch_grad_norm=None,
         **kwargs,
     ) -> None:
-        if (
-            self._at == "batch"
-            and is_training
-            and (epoch, batch_number)
-            == (
-                self._epoch,
-                self._batch,
-            )
-        ):
+        rank = dist.get_rank() if dist.is_initialized() else 0
+        moment = (epoch, batch_number, rank)
+        if self._at == "batch" and is_training and moment == (self._epoch, self._batch, self._rank):
             self._kill_once()
 
 
