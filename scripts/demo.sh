@@ -44,7 +44,9 @@ step() {
 seeds="\"random_seed\": $seed, \"numpy_seed\": $seed, \"pytorch_seed\": $seed"
 
 echo "== 1/5 Aligning phrases of $corpus"
-allennlp tft-align "$corpus" "$out/aligned.jsonl" --workers 2 2>> "$out/align.log" | tee -a "$out/align.log"
+# The demo's outputs are its own: a second run replaces them (--force, as `-f` does for training).
+allennlp tft-align "$corpus" "$out/aligned.jsonl" --workers 2 --force 2>> "$out/align.log" \
+  | tee -a "$out/align.log" || { tail -n 5 "$out/align.log"; echo "failed: see $out/align.log"; exit 1; }
 
 # The paper's batches of 100 would make one step per epoch of the bundled corpus: batches of 8.
 echo "== 2/5 Injecting paraphrasal relations into $base_model ($epochs epochs, batches of 8)"
@@ -54,7 +56,7 @@ TFT_PARAPHRASE_CORPUS="$out/aligned.jsonl" step inject \
 python scripts/demo_report.py injection "$out/injection/metrics.json"
 
 echo "== 3/5 Exporting the injected encoder to $out/encoder"
-step export allennlp tft-export "$out/injection/model.tar.gz" "$out/encoder"
+step export allennlp tft-export "$out/injection/model.tar.gz" "$out/encoder" --force
 
 for variant in base injected; do
   model=$base_model
