@@ -152,15 +152,25 @@ def test_reader_processes_outlive_a_stop_signal_to_the_whole_job(tmp_path):
         max_instances_in_memory=20,
         num_workers=2,
     )
+    start_readers = loader._start_instance_workers
+
+    def start_then_signal(*args):
+        # The signal comes as the readers start, before they ran a line of their own.
+        readers, pipes = start_readers(*args)
+        for reader in readers:
+            os.kill(reader.pid, signal.SIGTERM)
+        return readers, pipes
+
+    setattr(loader, "_start_instance_workers", start_then_signal)
+    # A reader killed while the loader waits on it would hang the test: fail it instead.
+    signal.signal(signal.SIGALRM, lambda *_: pytest.fail("the loader waits on a dead reader"))
+    signal.alarm(60)
     batches = iter(loader)
     lines = lines_of(next(batches))
     readers = multiprocessing.active_children()
     assert len(readers) == 2
     for reader in readers:
         os.kill(reader.pid, signal.SIGTERM)
-    # A reader killed while the loader waits on it would hang the test: fail it instead.
-    signal.signal(signal.SIGALRM, lambda *_: pytest.fail("the loader waits on a dead reader"))
-    signal.alarm(60)
     try:
         lines += [line for batch in batches for line in lines_of(batch)]
     finally:

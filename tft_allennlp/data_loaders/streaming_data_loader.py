@@ -15,7 +15,7 @@ from allennlp.data.fields import TextField
 from allennlp.data.samplers.bucket_batch_sampler import add_noise_to_value
 from allennlp.nn import util as nn_util
 
-from tft_allennlp.training.stop_signals import ignore_stop_signals
+from tft_allennlp.training.stop_signals import held_while_helpers_start, ignore_stop_signals
 
 logger = logging.getLogger(__name__)
 
@@ -130,6 +130,10 @@ class StreamingDataLoader(MultiProcessDataLoader):
         self.sorting_keys = sorting_keys
         self.padding_noise = padding_noise
         self._num_batches: Optional[int] = None
+
+    def _start_instance_workers(self, *args: Any) -> Any:
+        with held_while_helpers_start():
+            return super()._start_instance_workers(*args)
 
     def _instance_worker(self, *args: Any) -> None:
         ignore_stop_signals()

@@ -117,10 +117,28 @@ def install() -> None:
     setattr(train_command, "train_model", _train_model)
 
 
+@contextlib.contextmanager
+def held_while_helpers_start() -> Iterator[None]:
+    """
+    Blocks the stop signals while helper processes of training start. A helper inherits them
+    blocked, so that one sent to the whole job as it starts waits in it until
+    `ignore_stop_signals` discards it, instead of killing it; the caller gets its own on leaving.
+    """
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
 def ignore_stop_signals() -> None:
-    """For a helper process of training, which the trainer ends when it stops."""
+    """
+    For a helper process of training (started `held_while_helpers_start`), which the trainer ends
+    when it stops.
+    """
     for number in STOP_SIGNALS:
         signal.signal(number, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
 
 
 def _train_model(params: Params, *args: Any, **kwargs: Any) -> Any:
