@@ -177,3 +177,39 @@ def test_reader_processes_outlive_a_stop_signal_to_the_whole_job(tmp_path):
         signal.alarm(0)
     assert sorted(lines) == list(range(2, 1002))
     assert all(reader.exitcode == 0 for reader in readers)
+
+
+def test_skipped_passes_read_nothing_and_the_pass_after_them_is_the_uninterrupted_one(tmp_path):
+    # `--recover` skips the epochs before its checkpoint this way (tft_rng_checkpoint).
+    write_mrpc(tmp_path / "train.tsv", 203)
+
+    def shuffled_loader():
+        return build_loader(
+            glue_reader(),
+            tmp_path / "train.tsv",
+            batch_size=10,
+            shuffle=True,
+            max_instances_in_memory=50,
+        )
+
+    random.seed(1)
+    uninterrupted = shuffled_loader()
+    first = [lines_of(batch) for batch in uninterrupted]
+    state = uninterrupted.pass_state(upcoming=True)
+    # The sorting keys are guessed in the first pass; the next pass's state holds them.
+    assert state["sorting_keys"] == ["tokens"]
+    batches = iter(uninterrupted)
+    second = [lines_of(next(batches))]
+    assert uninterrupted.pass_state(upcoming=False) == state
+    second += [lines_of(batch) for batch in batches]
+    assert second != first and sorted(sum(second, [])) == sorted(sum(first, []))
+
+    random.seed(2)
+    resumed = shuffled_loader()
+    resumed.skip_passes(1, state)
+    read = resumed.reader.read
+    setattr(resumed.reader, "read", lambda *_: pytest.fail("a skipped pass read the data"))
+    assert list(resumed) == [{}] * 21
+    setattr(resumed.reader, "read", read)
+    assert [lines_of(batch) for batch in resumed] == second
+    assert resumed.pass_state(upcoming=True) == uninterrupted.pass_state(upcoming=True)

@@ -2,7 +2,7 @@ import itertools
 import logging
 import math
 import random
-from typing import Any, Iterable, Iterator, List, Optional, Tuple, Union
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 import torch
 import torch.distributed as dist
@@ -56,6 +56,12 @@ class StreamingDataLoader(MultiProcessDataLoader):
     processes produce, so that the number of batches does not depend on `num_workers`. The
     reader processes ignore SIGTERM and Ctrl-C, so that the trainer can finish its batch and
     save a checkpoint when the whole job is signalled (`tft_allennlp.training.stop_signals`).
+
+    A pass takes over from the passes before it only Python's random generator (shuffling,
+    padding noise) and the sorting keys guessed from the first window (`pass_state`). So
+    `allennlp train --recover`, which replays the epochs before its checkpoint only for what they
+    leave there, need not read them again: `skip_passes` makes them placeholders
+    (`tft_rng_checkpoint` does this).
 
     Registered as a `DataLoader` with name "tft_streaming".
 
@@ -130,6 +136,8 @@ class StreamingDataLoader(MultiProcessDataLoader):
         self.sorting_keys = sorting_keys
         self.padding_noise = padding_noise
         self._num_batches: Optional[int] = None
+        self._pass_start: Optional[Dict[str, Any]] = None
+        self._skipping: Optional[Tuple[int, Dict[str, Any]]] = None
 
     def _start_instance_workers(self, *args: Any) -> Any:
         with held_while_helpers_start():
@@ -153,7 +161,39 @@ class StreamingDataLoader(MultiProcessDataLoader):
             self._num_batches = max(math.ceil(n / self.batch_size) for n in per_worker)
         return self._num_batches
 
+    def pass_state(self, upcoming: bool) -> Optional[Dict[str, Any]]:
+        """
+        What a pass takes over from the passes before it: the state of Python's random generator
+        at its start, and the sorting keys. Of the pass in progress, or, between passes
+        (`upcoming`), of the next one. None with `batches_per_epoch`, whose passes go on reading
+        where the one before stopped.
+        """
+        if self.batches_per_epoch is not None:
+            return None
+        if upcoming:
+            return {"random": random.getstate(), "sorting_keys": self.sorting_keys}
+        return self._pass_start
+
+    def skip_passes(self, passes: int, state: Dict[str, Any]) -> None:
+        """
+        Makes the next `passes` passes yield `len(self)` empty placeholders without reading
+        anything, and the one after them start from `state` (`pass_state` of that pass), as
+        if the skipped ones had been read. For a trainer that resumes from a checkpoint and
+        replays the epochs before it without training on them.
+        """
+        self._skipping = (passes, state)
+
     def __iter__(self) -> Iterator[TensorDict]:
+        if self._skipping is not None:
+            passes, state = self._skipping
+            if passes:
+                self._skipping = (passes - 1, state)
+                yield from ({} for _ in range(len(self)))
+                return
+            self._skipping = None
+            random.setstate(state["random"])
+            self.sorting_keys = state["sorting_keys"]
+        self._pass_start = self.pass_state(upcoming=True)
         batches = super().__iter__()
         if self.batches_per_epoch is None and is_distributed():
             batches = self._balanced(batches)
