@@ -6,12 +6,15 @@
 # runs), then the whole-set grid. Two processes on one grid share it through the runs' lock
 # files. Finished runs are skipped, killed ones go on from their last checkpoint, runs other
 # grids finished are taken from them (`reuse_from`).
-# Needs `make setup` (.venv); the environment is scripts/grid_env.sh's. Prints the two processes'
-# ids; stop them with `kill -9` on them and their `allennlp train` children.
+# Needs `make setup` (.venv); the environment is scripts/grid_env.sh's.
 #
-#   bash scripts/claims_grids.sh
+#   bash scripts/claims_grids.sh        start
+#   bash scripts/claims_grids.sh stop   stop: every run in training saves a checkpoint at its
+#                                       batch first (SIGTERM), then all exit
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/grid_group.sh
+grid_group runs/claims_logs/claims_grids.pgid "$@"
 source scripts/grid_env.sh
 nohup bash -c 'grid claims_size_4ep_cpu; grid claims_whole_cpu' > /dev/null 2>&1 &
 echo "core 1: claims_size_4ep_cpu, then claims_whole_cpu (pid $!)"

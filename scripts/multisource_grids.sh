@@ -6,24 +6,16 @@
 # every 30 minutes), runs other grids finished are taken from them (`reuse_from`). Logs in
 # runs/claims_logs/. Needs `make setup` (.venv); the environment is scripts/grid_env.sh's.
 #
-#   bash scripts/multisource_grids.sh [PROCESSES]   start (in a session of its own)
+#   bash scripts/multisource_grids.sh [PROCESSES]   start
 #   bash scripts/multisource_grids.sh stop          stop: every run in training saves a checkpoint
 #                                                   at its batch first (SIGTERM), then all exit
 set -euo pipefail
 cd "$(dirname "$0")/.."
-group_file=runs/claims_logs/grids.pgid
-if [[ ${1:-} == stop ]]; then
-  group=$(cat "$group_file")
-  kill -TERM -- "-$group" 2>/dev/null || { echo "no grid process runs (group $group)"; exit 0; }
-  while pgrep -g "$group" > /dev/null; do sleep 2; done
-  echo "stopped group $group"
-  exit 0
-fi
+source scripts/grid_group.sh
+grid_group runs/claims_logs/grids.pgid "$@"
 processes=${1:-1}
 source scripts/grid_env.sh
 bash scripts/multisource_corpora.sh
-# Every process below is in this script's process group, which `stop` signals.
-ps -o pgid= $$ | tr -d ' ' > "$group_file"
 
 # In order of what the verdicts need most: the 1k grid (H1 with 10 seeds, distant tasks), size
 # against domain, the two aligners, small against large, the whole training sets. The first

@@ -1,0 +1,33 @@
+# Sourced first by the background grid scripts (claims_grids.sh, multisource_grids.sh): the
+# process group that holds a grid's processes, and `stop` for it.
+#
+#   grid_group GROUP_FILE "$@"
+#
+# With the script's first argument `stop`, signals the group recorded in GROUP_FILE with SIGTERM
+# (every run in training saves a checkpoint at its batch, then exits; docs/recovery.md), waits
+# for all of it to end, and exits. Otherwise makes this script lead a process group of its own
+# (it runs itself again under `setsid` where it does not: started from another script, it would
+# share that script's group, which `stop` would end too) and records the group in GROUP_FILE.
+grid_group() {
+  local group_file=$1
+  shift
+  if [[ ${1:-} == stop ]]; then
+    local group
+    group=$(cat "$group_file" 2> /dev/null) || { echo "no grid was started here ($group_file)"; exit 0; }
+    # A stale file may name a group id the system has given to something else since.
+    if ! pgrep -g "$group" -f "tft-experiment|allennlp" > /dev/null; then
+      echo "no grid process runs (group $group)"
+      exit 0
+    fi
+    kill -TERM -- "-$group"
+    while pgrep -g "$group" > /dev/null; do sleep 2; done
+    echo "stopped group $group"
+    exit 0
+  fi
+  if [[ $(ps -o pgid= $$ | tr -d ' ') != "$$" ]]; then
+    # From the repository root, where the grid scripts run.
+    exec setsid bash "scripts/${0##*/}" "$@"
+  fi
+  mkdir -p "$(dirname "$group_file")"
+  echo $$ > "$group_file"
+}
