@@ -207,3 +207,53 @@ def test_a_stop_signal_saves_the_batch_in_training_and_recover_goes_on_from_it(
     resumed = "Resuming in epoch 1 without reading the epoch before it again"
     assert resumed in (directory / "out.log").read_text()
     assert differences(expected_dir, directory) == (0.0, 0.0)
+
+
+def signalled_in_validation(name, epoch, tmp_path):
+    """A SIGTERM during the first validation batch of `epoch`: (the run, its directory)."""
+    config = write_config(
+        tmp_path / "config.json",
+        *RUNS[name],
+        lambda params: params["trainer"]["callbacks"].append(
+            {
+                "type": "test_sigkill",
+                "at": "validation",
+                "epoch": epoch,
+                "batch": 1,
+                "signal": "SIGTERM",
+            }
+        ),
+    )
+    directory = tmp_path / "stopped"
+    (stopped,) = train(config, [directory], "--include-package", "tests.training.callbacks.sigkill")
+    return config, directory, stopped
+
+
+@pytest.mark.parametrize("name", sorted(RUNS))
+def test_a_stop_signal_during_validation_stops_at_the_end_of_the_epoch(
+    name, uninterrupted, tmp_path
+):
+    # Epoch 0 is the best so far: its checkpoint is best.th, as the trainer would have made it
+    # next; no batch of epoch 1 is trained.
+    config, directory, stopped = signalled_in_validation(name, 0, tmp_path)
+    assert stopped.returncode == 143, stopped.stderr[-3000:]
+    assert "SIGTERM: stopped after epoch 0, with a checkpoint there;" in stopped.stdout
+    names = set(os.listdir(directory))
+    assert {"model_state_e1_b0.th", "training_state_e1_b0.th", "metrics_epoch_0.json"} <= names
+    assert not [
+        n for n in names if n.startswith("model_state_e1_b") and n != "model_state_e1_b0.th"
+    ]
+    assert not names & {"model.tar.gz", "metrics.json", "metrics_epoch_1.json"}
+    assert (directory / "best.th").read_bytes() == (directory / "model_state_e1_b0.th").read_bytes()
+    (recovered,) = train(
+        config, [directory], "--recover", "--include-package", "tests.training.callbacks.sigkill"
+    )
+    assert recovered.returncode == 0, recovered.stderr[-3000:]
+    assert differences(uninterrupted(name)[1], directory) == (0.0, 0.0)
+
+
+def test_a_stop_signal_during_the_last_validation_lets_the_run_finish(uninterrupted, tmp_path):
+    _, directory, finished = signalled_in_validation("glue", 2, tmp_path)
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    assert "SIGTERM: stopped" not in finished.stdout
+    assert differences(uninterrupted("glue")[1], directory) == (0.0, 0.0)

@@ -9,10 +9,11 @@ config of the plugin), `install()` makes `allennlp train` hold the first such si
 trainer can act on it: the batch in training ends, the checkpointer saves a checkpoint at it,
 and the run stops with exit status 128 + the signal's number (143 for SIGTERM, 130 for Ctrl-C),
 archiving nothing. A signal while the data is read or the model built waits for the first
-batch; one during validation, for the next epoch's first batch; one after the last epoch's
-training lets the run finish (and exit 0). A second Ctrl-C stops at once, as AllenNLP does; a
-second SIGTERM changes nothing (`allennlp tft-experiment` passes the one it gets on to its runs,
-which may have had it already; a scheduler follows up with SIGKILL).
+batch; one during validation stops the run at the end of the epoch, with its checkpoint (with a
+moving average, at the next epoch's first batch); one after the last epoch's training, or in an
+epoch after which the run stops early, lets the run finish (and exit 0). A second Ctrl-C stops
+at once, as AllenNLP does; a second SIGTERM changes nothing (`allennlp tft-experiment` passes the
+one it gets on to its runs, which may have had it already; a scheduler follows up with SIGKILL).
 
 A scheduler signals every process of the job, and a Ctrl-C reaches the terminal's whole process
 group. So the reader processes of a `tft_streaming` loader with `num_workers` ignore both
@@ -172,12 +173,15 @@ def _train(self: GradientDescentTrainer) -> Any:
 def stop(trainer: Trainer, number: int, serialization_dir: Optional[str]) -> None:
     """Ends the run after the checkpoint saved on signal `number`."""
     if getattr(trainer, "_primary", True):
-        logger.warning(
-            "%s: stopped at epoch %d, batch %d, with a checkpoint there; "
-            "`allennlp train CONFIG -s %s --recover` goes on from it.",
-            signal.Signals(number).name,
+        epochs, batches = (
             getattr(trainer, "_epochs_completed"),
             getattr(trainer, "_batches_in_epoch_completed"),
+        )
+        logger.warning(
+            "%s: stopped %s, with a checkpoint there; "
+            "`allennlp train CONFIG -s %s --recover` goes on from it.",
+            signal.Signals(number).name,
+            f"at epoch {epochs}, batch {batches}" if batches else f"after epoch {epochs - 1}",
             serialization_dir,
         )
     if getattr(trainer, "_distributed", False):

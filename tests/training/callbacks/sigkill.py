@@ -4,7 +4,7 @@ out-of-memory killer or a preempted machine would (or sends it `signal`, e.g. a 
 "SIGTERM"), once, at a chosen moment:
 
 - `at: "batch"`: when training reaches batch `batch` of epoch `epoch` (in distributed training,
-  in the worker of rank `rank` only);
+  in the worker of rank `rank` only); `at: "validation"`: the same in the epoch's validation;
 - `at: "model_state"` or `"training_state"`: half-way through writing that checkpoint file of
   epoch `epoch`, batch `batch` (its first half of the bytes is on disk);
 - `at: "archive"`: while `model.tar.gz` is written, after its first member.
@@ -45,7 +45,7 @@ class SigkillCallback(TrainerCallback):
             _kill_while_saving(f"{at}_e{epoch}_b{batch}.th", self._kill_once)
         elif at == "archive":
             _kill_while_archiving(self._kill_once)
-        elif at != "batch":
+        elif at not in ("batch", "validation"):
             raise ValueError(f"unknown moment {at!r}")
         self._at = at
 
@@ -71,7 +71,8 @@ class SigkillCallback(TrainerCallback):
     ) -> None:
         rank = dist.get_rank() if dist.is_initialized() else 0
         moment = (epoch, batch_number, rank)
-        if self._at == "batch" and is_training and moment == (self._epoch, self._batch, self._rank):
+        at = "batch" if is_training else "validation"
+        if self._at == at and moment == (self._epoch, self._batch, self._rank):
             self._kill_once()
 
 

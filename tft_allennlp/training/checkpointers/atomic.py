@@ -51,9 +51,9 @@ class AtomicCheckpointer(Checkpointer):
     and renamed to `*.th.damaged`, and if no checkpoint loads the error names every damaged
     file. Disk errors name the file being written.
 
-    A SIGTERM or a Ctrl-C stops the run at the end of the batch in training, with a checkpoint
-    there (`tft_allennlp.training.stop_signals`), instead of losing what was trained since the
-    last one.
+    A SIGTERM or a Ctrl-C stops the run at the end of the batch in training (in validation, at
+    the end of the epoch), with a checkpoint there (`tft_allennlp.training.stop_signals`),
+    instead of losing what was trained since the last one.
 
     Besides the best epoch's, it keeps the latest checkpoint only (`keep_most_recent_by_count:
     1`, AllenNLP's default is 2): the best and the latest are what `--recover` needs.
@@ -81,10 +81,15 @@ class AtomicCheckpointer(Checkpointer):
     def maybe_save_checkpoint(
         self, trainer: Trainer, num_epochs_completed: int, num_batches_in_epoch_completed: int
     ) -> bool:
-        if self.stop_request is not None and num_batches_in_epoch_completed > 0:
+        end_of_epoch = num_batches_in_epoch_completed == 0
+        if self.stop_request is not None and (not end_of_epoch or _trains_on(trainer)):
             number = self.stop_request.requested(trainer)
             if number is not None:
                 self.save_checkpoint(trainer)
+                if end_of_epoch and self._best == (num_epochs_completed, 0) and self._is_primary:
+                    # What the trainer does next with the best epoch's checkpoint.
+                    best = os.path.join(self._serialization_dir, "best.th")
+                    link_atomically(self._model_state_path(*self._best), best)
                 stop(trainer, number, self._serialization_dir)
         if num_batches_in_epoch_completed == 0 and _writes_best_weights(trainer):
             self.save_checkpoint(trainer)
@@ -172,6 +177,20 @@ class AtomicCheckpointer(Checkpointer):
             return
         logger.info("best.th restored from %s, the best epoch's checkpoint.", source)
         link_atomically(source, best)
+
+
+def _trains_on(trainer: Trainer) -> bool:
+    """
+    Whether `trainer`, at the end of an epoch, goes on to another. A stop signal received while
+    it trained the last one or validated lets the run finish; with a moving average, it waits for
+    the next epoch's first batch, after the trainer has written the average's `best.th`.
+    """
+    tracker = getattr(trainer, "_metric_tracker", None)
+    return (
+        getattr(trainer, "_epochs_completed") < getattr(trainer, "_num_epochs")
+        and not (tracker is not None and tracker.should_stop_early())
+        and getattr(trainer, "_moving_average", None) is None
+    )
 
 
 def _writes_best_weights(trainer: Trainer) -> bool:
