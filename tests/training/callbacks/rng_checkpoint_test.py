@@ -160,6 +160,24 @@ def test_a_run_that_stopped_early_stays_stopped_after_recovery(rule, tmp_path):
         assert trained == [f"metrics_epoch_{epoch}.json" for epoch in range(epochs)]
 
 
+@pytest.mark.parametrize("rule", sorted(EARLY_STOPS))
+def test_a_stop_signal_in_the_validation_that_stops_early_lets_the_run_finish(rule, tmp_path):
+    run, changes, decreases, epochs = EARLY_STOPS[rule]
+    config, overrides = RUNS[run]
+    overrides = {**overrides, **changes, "trainer.num_epochs": 4}
+    plain_config = write_run_config(tmp_path / "plain.json", config, overrides, None, decreases)
+    assert allennlp_train(plain_config, tmp_path / "plain").returncode == 0
+    # A SIGTERM in the last epoch's validation: nothing is left to train, so the run ends as
+    # it would have (a stop would leave a checkpoint that `--recover` only archives).
+    signal = {"at": "validation", "epoch": epochs - 1, "batch": 1, "signal": "SIGTERM"}
+    signalled_config = write_run_config(
+        tmp_path / "signalled.json", config, overrides, signal, decreases
+    )
+    finished = allennlp_train(signalled_config, tmp_path / "signalled")
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    assert_same_run(tmp_path / "plain", tmp_path / "signalled")
+
+
 def test_a_damaged_checkpoint_is_named_and_skipped(tmp_path):
     config, overrides = RUNS["glue"]
     # Both checkpoints kept (the configs keep the latest only), so one can be damaged.
