@@ -227,3 +227,39 @@ def test_a_worker_signalled_alone_stops_both_at_its_batch_and_recover_goes_on(tm
         for key in ("validation_accuracy", "validation_f1"):
             assert distributed_metrics[key] == pytest.approx(single_metrics[key], abs=1e-5), key
     assert_same_best_weights(tmp_path)
+
+
+def test_a_worker_signalled_in_validation_stops_both_after_the_epoch(tmp_path):
+    """
+    SIGTERM to worker 1 only, during epoch 0's validation: both workers finish it and stop at
+    the end of the epoch with its checkpoint (they agree at the epoch's end as at each batch),
+    and `--recover` ends where a single process taking the same steps does.
+    """
+    distributed = single_then_distributed(
+        tmp_path,
+        "mrpc",
+        lambda params: params["trainer"]["callbacks"].append(
+            {
+                "type": "test_sigkill",
+                "at": "validation",
+                "epoch": 0,
+                "batch": 1,
+                "signal": "SIGTERM",
+                "rank": 1,
+            }
+        ),
+    )
+    stopped = allennlp_train(distributed, tmp_path / "distributed")
+    assert stopped.returncode == 143, stopped.stderr[-3000:]
+    assert "SIGTERM: stopped after epoch 0, with a checkpoint there;" in stopped.stdout
+    names = set(p.name for p in (tmp_path / "distributed").iterdir())
+    assert {"model_state_e1_b0.th", "training_state_e1_b0.th", "metrics_epoch_0.json"} <= names
+    assert not names & {"metrics.json", "model.tar.gz", "metrics_epoch_1.json"}
+    recovered = allennlp_train(distributed, tmp_path / "distributed", "--recover")
+    assert recovered.returncode == 0, recovered.stderr[-3000:]
+    expected = epoch_metrics(tmp_path / "single")
+    actual = epoch_metrics(tmp_path / "distributed")
+    for single_metrics, distributed_metrics in zip(expected, actual):
+        for key in ("training_loss", "validation_accuracy", "validation_f1"):
+            assert distributed_metrics[key] == pytest.approx(single_metrics[key], abs=1e-5), key
+    assert_same_best_weights(tmp_path)
