@@ -8,6 +8,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import time
 
 import pytest
 import torch
@@ -1512,3 +1513,57 @@ def test_a_task_of_ones_own_runs_by_name_in_the_grid(tmp_path, tiny_bert):
         ExperimentSpec(**{**spec.__dict__, "strategies": ["multitask_shuffled"]})
     with pytest.raises(ConfigurationError, match="not a GLUE task's"):
         ExperimentSpec(**{**spec.__dict__, "custom_tasks": {"mrpc": paraphrase}})
+
+
+def test_a_run_whose_harness_dies_stops_at_its_batch_and_the_next_harness_records_the_loss(
+    tmp_path, tiny_bert
+):
+    # The harness as users start it (a new interpreter, its runs too), in a folder whose
+    # `.allennlp_plugins` registers `test_sigkill` in the runs. At the second epoch's first
+    # batch the run SIGKILLs the harness: the run gets a SIGTERM and stops with a checkpoint,
+    # instead of training on while the next harness, finding the claim dead, trains it too.
+    import tests.training.callbacks.sigkill  # noqa: F401
+
+    spec = one_run_grid(
+        tmp_path / "grid",
+        tiny_bert,
+        [{"type": "test_sigkill", "epoch": 1, "batch": 1, "signal": "SIGKILL", "parent": True}],
+    )
+    (run,) = spec.glue_runs({})
+    (tmp_path / "spec.json").write_text(spec.dumps())
+    (tmp_path / ".allennlp_plugins").write_text("tft_allennlp\ntests.training.callbacks.sigkill\n")
+    path = os.pathsep.join(filter(None, [str(PROJECT_ROOT), os.environ.get("PYTHONPATH")]))
+    command = [
+        sys.executable,
+        "-m",
+        "allennlp",
+        "tft-experiment",
+        "spec.json",
+        "--poll-seconds",
+        "1",
+    ]
+    environment = {**os.environ, "PYTHONPATH": path}
+    with subprocess.Popen(
+        command, cwd=tmp_path, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    ) as harness:
+        _, errors = harness.communicate(timeout=600)
+    assert harness.returncode == -9, errors[-3000:]
+    log = run.directory + ".log"
+    deadline = time.monotonic() + 120
+    while "SIGTERM: stopped at epoch 1" not in open(log).read():
+        assert time.monotonic() < deadline, "the run trained on without its harness"
+        time.sleep(0.5)
+    stopped = time.time()
+    checkpoints = [
+        name for name in os.listdir(run.directory) if name.startswith("training_state_e1")
+    ]
+    assert checkpoints and "metrics.json" not in os.listdir(run.directory)
+    claimed = os.path.getmtime(run.directory + ".lock")
+
+    with forked_experiment_runs():
+        assert run_experiment(spec) == {run.directory: "done"}
+    lost, done = [json.loads(line) for line in open(tmp_path / "grid/attempts.jsonl")]
+    assert (lost["outcome"], lost["pid"], lost["shard"]) == ("lost", harness.pid, None)
+    assert lost["started"] == round(claimed, 1) <= lost["ended"] <= stopped + 1
+    assert done["outcome"] == "done"
+    assert "Resuming" in open(os.path.join(run.directory, "train.log")).read()

@@ -7,17 +7,23 @@ import json
 import logging
 import os
 import socket
-from typing import Optional
+from typing import Any, Dict, Optional
 
 logger = logging.getLogger(__name__)
 
 
 class RunLock:
-    """An exclusive claim on a run: `DIRECTORY.lock`, created atomically, naming host and pid."""
+    """
+    An exclusive claim on a run: `DIRECTORY.lock`, created atomically, naming host and pid.
+
+    After `acquire` took over the claim of a process that died holding it, `taken_over` is that
+    claim: its `host` and `pid`, and `claimed`, when it was made (the lock file's time).
+    """
 
     def __init__(self, directory: str) -> None:
         self.path = directory.rstrip("/") + ".lock"
         self.owner = {"host": socket.gethostname(), "pid": os.getpid()}
+        self.taken_over: Optional[Dict[str, Any]] = None
 
     def acquire(self) -> bool:
         os.makedirs(os.path.dirname(self.path), exist_ok=True)
@@ -25,9 +31,15 @@ class RunLock:
             try:
                 handle = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
             except FileExistsError:
-                if not self._stale():
+                owner = self._stale_owner()
+                if owner is None:
                     return False
                 logger.warning("Taking over %s from a process that no longer runs.", self.path)
+                try:
+                    claimed = os.path.getmtime(self.path)
+                except FileNotFoundError:  # another process took it over first
+                    continue
+                self.taken_over = {**owner, "claimed": claimed}
                 _remove(self.path)
                 continue
             with os.fdopen(handle, "w") as out:
@@ -40,24 +52,27 @@ class RunLock:
 
     def held(self) -> bool:
         """Whether a process (of another host, or a live one of this host) holds the claim."""
-        return os.path.exists(self.path) and not self._stale()
+        return os.path.exists(self.path) and self._stale_owner() is None
 
-    def _stale(self) -> bool:
-        """A lock of a dead process on this host (another host's locks are never stale here)."""
+    def _stale_owner(self) -> Optional[Dict[str, Any]]:
+        """
+        The owner of a lock of a dead process on this host, or None (another host's locks are
+        never stale here).
+        """
         try:
             with open(self.path) as handle:
                 owner = json.load(handle)
         except (OSError, ValueError):
-            return False  # being written right now
+            return None  # being written right now
         if owner.get("host") != self.owner["host"]:
-            return False
+            return None
         try:
             os.kill(int(owner["pid"]), 0)
         except ProcessLookupError:
-            return True
+            return owner
         except PermissionError:
-            return False
-        return False
+            return None
+        return None
 
 
 def mark_failed(directory: str, reason: str, log: Optional[str]) -> None:

@@ -41,7 +41,9 @@ there instead (`reuse.py`); one that a process is training there now is waited f
 `wait`, left), not trained twice.
 
 Every attempt is appended to `attempts.jsonl` in the output directory (directory, host, pid,
-start and end times, outcome: "done", "failed", "reused" or "stopped").
+start and end times, outcome: "done", "failed", "reused" or "stopped"; or "lost", an attempt
+whose process died holding the run, which the process that takes the run over records, from
+the claim to the run's last output).
 
 A SIGTERM or Ctrl-C (to this process, or to a run) stops the grid: each run in training saves a
 checkpoint at its batch and stops (`training.RunStopped`), nothing is retried or started, and
@@ -59,7 +61,7 @@ import socket
 import threading
 import time
 import zlib
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 from tft_allennlp.commands.export import export_encoder
 from tft_allennlp.common.transformer_source import ARCHIVED_TRANSFORMERS
@@ -272,6 +274,8 @@ class ExperimentRunner:
         lock = RunLock(run.directory)
         if not lock.acquire():
             return False
+        if lock.taken_over is not None:
+            self._record_lost(run, lock.taken_over)
         slot = self._free_slots()[0]
         self._running[pool.submit(self._attempt, run, slot)] = (run, slot, lock)
         return True
@@ -454,13 +458,37 @@ class ExperimentRunner:
 
     def _record(self, run: Run, started: float, outcome: str) -> None:
         """Appends the attempt to the experiment's `attempts.jsonl` (one short line)."""
+        shard = "/".join(map(str, self.shard))
+        self._append(run, socket.gethostname(), os.getpid(), shard, started, time.time(), outcome)
+
+    def _record_lost(self, run: Run, claim: Dict[str, Any]) -> None:
+        """
+        The attempt of a process that died holding `run` (a machine that went away, a SIGKILL):
+        from its `claim` to the last output of the run (its log, or the `out.log` of its
+        directory). Its shard is unknown.
+        """
+        outputs = (run.directory.rstrip("/") + ".log", os.path.join(run.directory, "out.log"))
+        times = [os.path.getmtime(path) for path in outputs if os.path.exists(path)]
+        ended = max([t for t in times if t >= claim["claimed"]], default=claim["claimed"])
+        self._append(run, claim["host"], claim["pid"], None, claim["claimed"], ended, "lost")
+
+    def _append(
+        self,
+        run: Run,
+        host: str,
+        pid: int,
+        shard: Optional[str],
+        started: float,
+        ended: float,
+        outcome: str,
+    ) -> None:
         record = {
             "directory": os.path.relpath(run.directory, self.spec.output_dir),
-            "host": socket.gethostname(),
-            "pid": os.getpid(),
-            "shard": "/".join(map(str, self.shard)),
+            "host": host,
+            "pid": pid,
+            "shard": shard,
             "started": round(started, 1),
-            "ended": round(time.time(), 1),
+            "ended": round(ended, 1),
             "outcome": outcome,
         }
         with open(os.path.join(self.spec.output_dir, ATTEMPTS), "a") as out:

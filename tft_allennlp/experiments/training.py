@@ -8,6 +8,7 @@ harness neither retries nor marks it, and the next invocation resumes it. `stop_
 every run this process started to stop so (the harness calls it when it is interrupted itself).
 """
 
+import ctypes
 import glob
 import json
 import os
@@ -22,6 +23,11 @@ from tft_allennlp.experiments.runs import Training
 from tft_allennlp.training.stop_signals import STOP_SIGNALS
 
 LOG = "train.log"
+
+# prctl(2) of the C library, bound here once: the child may call no more than the function
+# between fork and exec.
+_PR_SET_PDEATHSIG = 1
+_prctl = ctypes.CDLL(None, use_errno=True).prctl if sys.platform == "linux" else None
 
 # The `allennlp` children running now, for `stop_running`.
 _running: Set[subprocess.Popen] = set()
@@ -91,6 +97,15 @@ def allennlp_train(
     return returncode == 0 and os.path.exists(os.path.join(directory, "metrics.json"))
 
 
+def _stop_when_parent_dies() -> None:
+    """
+    In the child between fork and exec: a SIGTERM when the thread that started it ends, which
+    only happens when the harness dies (that thread waits for the child). Linux only.
+    """
+    if _prctl is not None:
+        _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
 def _put_earlier_log_first(moved: str, log_path: str) -> None:
     """
     Before a resumed attempt: the log of the attempts before it (`moved`, in the run directory)
@@ -115,10 +130,18 @@ def run_allennlp(arguments: List[str], log: IO[str], environment: Dict[str, str]
     output and errors written to `log`; the exit code. Every run gets a fresh process, so that
     no state (a loaded model, a CUDA context, the registry of a config's `--include-package`)
     carries over from one run to the next.
+
+    On Linux the child gets a SIGTERM if this process dies first (a SIGKILL, the out-of-memory
+    killer): it stops at its batch with a checkpoint, instead of training on unwatched while
+    the next invocation of the grid, finding the run's claim dead, trains it too.
     """
     command = [sys.executable, "-m", "allennlp", *arguments]
     with subprocess.Popen(
-        command, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **environment}
+        command,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, **environment},
+        preexec_fn=_stop_when_parent_dies,
     ) as process:
         with _running_lock:
             _running.add(process)

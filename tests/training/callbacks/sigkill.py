@@ -9,6 +9,7 @@ out-of-memory killer or a preempted machine would (or sends it `signal`, e.g. a 
   epoch `epoch`, batch `batch` (its first half of the bytes is on disk);
 - `at: "archive"`: while `model.tar.gz` is written, after its first member.
 
+With `parent: true` it signals its parent process instead (a grid's harness running it).
 A marker file in the serialization directory makes the `--recover` run go past that moment.
 """
 
@@ -34,8 +35,10 @@ class SigkillCallback(TrainerCallback):
         at: str = "batch",
         signal: str = "SIGKILL",
         rank: int = 0,
+        parent: bool = False,
     ) -> None:
         super().__init__(serialization_dir)
+        self._parent = parent
         self._epoch = epoch
         self._batch = batch
         self._signal = getattr(signal_module, signal)
@@ -53,7 +56,7 @@ class SigkillCallback(TrainerCallback):
         if os.path.exists(self._marker):
             return False
         open(self._marker, "w").close()
-        os.kill(os.getpid(), self._signal)
+        os.kill(os.getppid() if self._parent else os.getpid(), self._signal)
         return True
 
     def on_batch(
