@@ -1,6 +1,7 @@
 """
 scripts/grid_group.sh: a grid script started from another program leads a process group of its
-own, and its `stop` signals that group only, waits for it, and leaves a stale group file alone.
+own, and its `stop` signals that group only, waits for it, and leaves a stale group file alone;
+a second start while the grid runs is refused.
 """
 
 import os
@@ -55,13 +56,24 @@ def test_stop_ends_the_grid_group_and_nothing_else(tmp_path):
     assert group != os.getpgid(0)
     assert os.getpgid(child) == group
 
+    # A second start while the grid runs would put it out of `stop`'s reach: refused.
+    second = subprocess.run(
+        ["bash", "scripts/fake_grids.sh"], cwd=repository, capture_output=True, text=True
+    )
+    assert second.returncode == 1
+    assert f"a grid already runs (process group {group})" in second.stderr
+    assert int((repository / "runs/fake.pgid").read_text()) == group
+
     assert run(repository, "stop").stdout == f"stopped group {group}\n"
     # `stop` returns once the whole group has ended, each process on the SIGTERM it was sent.
     assert (repository / "runs/ended").read_text() == "TERM\n"
     assert subprocess.run(["pgrep", "-g", str(group)], capture_output=True).returncode == 1
 
     # Again, the group file now names a group that no longer exists (or, later, someone
-    # else's): nothing is signalled.
-    assert run(repository, "stop").stdout == f"no grid process runs (group {group})\n"
+    # else's): nothing is signalled, and a new start is not refused.
+    assert run(repository, "stop").stdout == "no grid runs (runs/fake.pgid)\n"
     (repository / "runs/fake.pgid").unlink()
-    assert run(repository, "stop").stdout == "no grid was started here (runs/fake.pgid)\n"
+    assert run(repository, "stop").stdout == "no grid runs (runs/fake.pgid)\n"
+    run(repository)
+    assert int(wait_for(repository / "runs/fake.pgid")) != group
+    run(repository, "stop")
