@@ -2,6 +2,7 @@ import multiprocessing
 import os
 import random
 import signal
+import time
 
 import pytest
 import torch
@@ -177,6 +178,56 @@ def test_reader_processes_outlive_a_stop_signal_to_the_whole_job(tmp_path):
         signal.alarm(0)
     assert sorted(lines) == list(range(2, 1002))
     assert all(reader.exitcode == 0 for reader in readers)
+
+
+def gone(pid):
+    """Whether process `pid` has ended (a zombie no one has reaped yet counts)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+def test_reader_processes_end_with_a_killed_trainer(tmp_path):
+    # The out-of-memory killer takes the trainer: its readers, blocked handing over instances
+    # that no one will take, would wait forever.
+    write_mrpc(tmp_path / "train.tsv", 1000)
+    read, write = os.pipe()
+    trainer = os.fork()
+    if trainer == 0:  # the trainer never returns into the test
+        try:
+            # GNU OpenMP's threads do not survive a fork: with one, torch starts none.
+            torch.set_num_threads(1)
+            loader = build_loader(
+                glue_reader(),
+                tmp_path / "train.tsv",
+                batch_size=10,
+                max_instances_in_memory=20,
+                num_workers=2,
+            )
+            batches = iter(loader)
+            next(batches)
+            pids = " ".join(str(reader.pid) for reader in multiprocessing.active_children())
+            os.write(write, pids.encode() + b"\n")
+            signal.pause()
+        finally:
+            os._exit(1)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        readers = [int(pid) for pid in pipe.readline().split()]
+    assert len(readers) == 2 and not any(gone(pid) for pid in readers)
+    os.kill(trainer, signal.SIGKILL)
+    os.waitpid(trainer, 0)
+    deadline = time.monotonic() + 30
+    try:
+        while not all(gone(pid) for pid in readers):
+            assert time.monotonic() < deadline, "the readers outlived their trainer"
+            time.sleep(0.1)
+    finally:
+        for pid in readers:
+            if not gone(pid):
+                os.kill(pid, signal.SIGKILL)
 
 
 def test_skipped_passes_read_nothing_and_the_pass_after_them_is_the_uninterrupted_one(tmp_path):

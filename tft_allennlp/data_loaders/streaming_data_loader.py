@@ -1,7 +1,9 @@
 import itertools
 import logging
 import math
+import os
 import random
+import signal
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 import torch
@@ -15,7 +17,11 @@ from allennlp.data.fields import TextField
 from allennlp.data.samplers.bucket_batch_sampler import add_noise_to_value
 from allennlp.nn import util as nn_util
 
-from tft_allennlp.training.stop_signals import held_while_helpers_start, ignore_stop_signals
+from tft_allennlp.training.stop_signals import (
+    end_with_parent,
+    held_while_helpers_start,
+    ignore_stop_signals,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -138,13 +144,19 @@ class StreamingDataLoader(MultiProcessDataLoader):
         self._num_batches: Optional[int] = None
         self._pass_start: Optional[Dict[str, Any]] = None
         self._skipping: Optional[Tuple[int, Dict[str, Any]]] = None
+        self._trainer_pid: Optional[int] = None
 
     def _start_instance_workers(self, *args: Any) -> Any:
+        self._trainer_pid = os.getpid()
         with held_while_helpers_start():
             return super()._start_instance_workers(*args)
 
     def _instance_worker(self, *args: Any) -> None:
         ignore_stop_signals()
+        # A reader whose trainer was killed would wait forever to hand over its next instance.
+        # (A fork server's children are the server's, which outlives the trainer.)
+        if self.start_method != "forkserver":
+            end_with_parent(signal.SIGKILL, parent=self._trainer_pid)
         super()._instance_worker(*args)
 
     def __len__(self) -> int:

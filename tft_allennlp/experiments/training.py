@@ -8,7 +8,6 @@ harness neither retries nor marks it, and the next invocation resumes it. `stop_
 every run this process started to stop so (the harness calls it when it is interrupted itself).
 """
 
-import ctypes
 import glob
 import json
 import os
@@ -20,14 +19,9 @@ from typing import IO, Any, Dict, List, Set
 
 from tft_allennlp.experiments.reuse import rendered_config
 from tft_allennlp.experiments.runs import Training
-from tft_allennlp.training.stop_signals import STOP_SIGNALS
+from tft_allennlp.training.stop_signals import STOP_SIGNALS, end_with_parent
 
 LOG = "train.log"
-
-# prctl(2) of the C library, bound here once: the child may call no more than the function
-# between fork and exec.
-_PR_SET_PDEATHSIG = 1
-_prctl = ctypes.CDLL(None, use_errno=True).prctl if sys.platform == "linux" else None
 
 # The `allennlp` children running now, for `stop_running`.
 _running: Set[subprocess.Popen] = set()
@@ -100,10 +94,9 @@ def allennlp_train(
 def _stop_when_parent_dies() -> None:
     """
     In the child between fork and exec: a SIGTERM when the thread that started it ends, which
-    only happens when the harness dies (that thread waits for the child). Linux only.
+    only happens when the harness dies (that thread waits for the child).
     """
-    if _prctl is not None:
-        _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    end_with_parent(signal.SIGTERM)
 
 
 def _put_earlier_log_first(moved: str, log_path: str) -> None:

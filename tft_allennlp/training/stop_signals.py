@@ -17,19 +17,22 @@ one it gets on to its runs, which may have had it already; a scheduler follows u
 
 A scheduler signals every process of the job, and a Ctrl-C reaches the terminal's whole process
 group. So the reader processes of a `tft_streaming` loader with `num_workers` ignore both
-signals (the trainer ends them), and in distributed training the workers agree on the batch to
-stop at (one `all_reduce` of a number per batch): a worker signalled alone stops the others at
-the same batch. The launching process of a distributed run passes a signal of its own on to
-them as a SIGTERM, waits for them, then exits with their status.
+signals (the trainer ends them, and on Linux the system does if the trainer is killed), and in
+distributed training the workers agree on the batch to stop at (one `all_reduce` of a number per
+batch): a worker signalled alone stops the others at the same batch. The launching process of a
+distributed run passes a signal of its own on to them as a SIGTERM, waits for them, then exits
+with their status.
 
 Other checkpointers keep AllenNLP's behaviour.
 """
 
 import contextlib
+import ctypes
 import logging
 import multiprocessing
 import os
 import signal
+import sys
 import threading
 from typing import Any, Callable, Dict, Iterator, Optional
 
@@ -44,6 +47,10 @@ logger = logging.getLogger(__name__)
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 CHECKPOINTER = "tft_atomic"
+
+# prctl(2) of the C library, bound once here: a child between fork and exec may call no more.
+_PR_SET_PDEATHSIG = 1
+_prctl = ctypes.CDLL(None, use_errno=True).prctl if sys.platform == "linux" else None
 
 _original: Dict[str, Callable[..., Any]] = {}
 _listening: Optional["StopRequest"] = None
@@ -140,6 +147,21 @@ def ignore_stop_signals() -> None:
     for number in STOP_SIGNALS:
         signal.signal(number, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+
+
+def end_with_parent(number: int, parent: Optional[int] = None) -> None:
+    """
+    Asks the system to send this process signal `number` when the thread that started it ends
+    (Linux's `PR_SET_PDEATHSIG`; elsewhere nothing), so that a helper does not outlive a parent
+    that was killed (SIGKILL, the out-of-memory killer). With `parent`, the id of the process
+    expected to have started this one: if it has already gone, the signal comes at once. Safe
+    between fork and exec (it calls no more than the C library's `prctl`).
+    """
+    if _prctl is None:
+        return
+    _prctl(_PR_SET_PDEATHSIG, number)
+    if parent is not None and os.getppid() != parent:
+        os.kill(os.getpid(), number)
 
 
 def _train_model(params: Params, *args: Any, **kwargs: Any) -> Any:
