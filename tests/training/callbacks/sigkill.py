@@ -17,6 +17,7 @@ import io
 import os
 import signal as signal_module
 import tarfile
+import time
 
 import torch
 import torch.distributed as dist
@@ -56,7 +57,16 @@ class SigkillCallback(TrainerCallback):
         if os.path.exists(self._marker):
             return False
         open(self._marker, "w").close()
-        os.kill(os.getppid() if self._parent else os.getpid(), self._signal)
+        if not self._parent:
+            os.kill(os.getpid(), self._signal)
+            return True
+        parent = os.getppid()
+        os.kill(parent, self._signal)
+        # Until the parent is gone: whatever its death makes the system send this process has
+        # been sent by then, before the batch ends.
+        deadline = time.monotonic() + 60
+        while os.getppid() == parent and time.monotonic() < deadline:
+            time.sleep(0.01)
         return True
 
     def on_batch(
