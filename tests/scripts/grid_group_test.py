@@ -6,6 +6,7 @@ a second start while the grid runs is refused.
 
 import os
 import shutil
+import signal
 import subprocess
 import time
 
@@ -19,7 +20,7 @@ cd "$(dirname "$0")/.."
 source scripts/grid_group.sh
 grid_group runs/fake.pgid "$@"
 nohup bash -c 'trap "echo TERM > runs/ended; exit 0" TERM
-  echo $$ > runs/child; while true; do sleep 0.1; done; : allennlp' > /dev/null 2>&1 &
+  echo $$ >> runs/children; while true; do sleep 0.1; done; : allennlp' > /dev/null 2>&1 &
 """
 
 
@@ -52,7 +53,18 @@ def test_stop_ends_the_grid_group_and_nothing_else(tmp_path):
     # group, so it must move to one of its own first.
     run(repository)
     group = int(wait_for(repository / "runs/fake.pgid"))
-    child = int(wait_for(repository / "runs/child"))
+    child = int(wait_for(repository / "runs/children"))
+    try:
+        check_stop(repository, group, child)
+    finally:  # nothing left running if it failed
+        for pid in (repository / "runs/children").read_text().split():
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def check_stop(repository, group, child):
     assert group != os.getpgid(0)
     assert os.getpgid(child) == group
 
