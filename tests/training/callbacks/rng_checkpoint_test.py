@@ -144,13 +144,20 @@ EARLY_STOPS = {
 }
 
 
-@pytest.mark.parametrize("rule", sorted(EARLY_STOPS))
-def test_a_run_that_stopped_early_stays_stopped_after_recovery(rule, tmp_path):
+def stopped_early(rule, tmp_path):
+    """The run of `EARLY_STOPS[rule]`, trained in `tmp_path/plain`: its config, overrides,
+    `decreases` setting and the epochs it trains."""
     run, changes, decreases, epochs = EARLY_STOPS[rule]
     config, overrides = RUNS[run]
     overrides = {**overrides, **changes, "trainer.num_epochs": 4}
     plain_config = write_run_config(tmp_path / "plain.json", config, overrides, None, decreases)
     assert allennlp_train(plain_config, tmp_path / "plain").returncode == 0
+    return config, overrides, decreases, epochs
+
+
+@pytest.mark.parametrize("rule", sorted(EARLY_STOPS))
+def test_a_run_that_stopped_early_stays_stopped_after_recovery(rule, tmp_path):
+    config, overrides, decreases, epochs = stopped_early(rule, tmp_path)
     killed, _ = kill_and_recover(
         tmp_path, config, overrides, {"at": "archive"}, stop_after_decreases=decreases
     )
@@ -162,11 +169,7 @@ def test_a_run_that_stopped_early_stays_stopped_after_recovery(rule, tmp_path):
 
 @pytest.mark.parametrize("rule", sorted(EARLY_STOPS))
 def test_a_stop_signal_in_the_validation_that_stops_early_lets_the_run_finish(rule, tmp_path):
-    run, changes, decreases, epochs = EARLY_STOPS[rule]
-    config, overrides = RUNS[run]
-    overrides = {**overrides, **changes, "trainer.num_epochs": 4}
-    plain_config = write_run_config(tmp_path / "plain.json", config, overrides, None, decreases)
-    assert allennlp_train(plain_config, tmp_path / "plain").returncode == 0
+    config, overrides, decreases, epochs = stopped_early(rule, tmp_path)
     # A SIGTERM in the last epoch's validation: nothing is left to train, so the run ends as
     # it would have (a stop would leave a checkpoint that `--recover` only archives).
     signal = {"at": "validation", "epoch": epochs - 1, "batch": 1, "signal": "SIGTERM"}
