@@ -142,17 +142,18 @@ def test_empty_batch_keeps_every_key_with_no_examples():
     assert empty["label"].shape == (0,) and empty["metadata"] == []
 
 
+def two_reader_loader(path):
+    """Batches of 10 from two reader processes that hold at most 20 instances each in hand."""
+    return build_loader(
+        glue_reader(), path, batch_size=10, max_instances_in_memory=20, num_workers=2
+    )
+
+
 def test_reader_processes_outlive_a_stop_signal_to_the_whole_job(tmp_path):
     # A scheduler's SIGTERM reaches the reader processes too; they go on serving the batches
     # that the trainer trains before it stops (tft_allennlp.training.stop_signals).
     write_mrpc(tmp_path / "train.tsv", 1000)
-    loader = build_loader(
-        glue_reader(),
-        tmp_path / "train.tsv",
-        batch_size=10,
-        max_instances_in_memory=20,
-        num_workers=2,
-    )
+    loader = two_reader_loader(tmp_path / "train.tsv")
     start_readers = loader._start_instance_workers
 
     def start_then_signal(*args):
@@ -199,13 +200,7 @@ def test_reader_processes_end_with_a_killed_trainer(tmp_path):
         try:
             # GNU OpenMP's threads do not survive a fork: with one, torch starts none.
             torch.set_num_threads(1)
-            loader = build_loader(
-                glue_reader(),
-                tmp_path / "train.tsv",
-                batch_size=10,
-                max_instances_in_memory=20,
-                num_workers=2,
-            )
+            loader = two_reader_loader(tmp_path / "train.tsv")
             batches = iter(loader)
             next(batches)
             pids = " ".join(str(reader.pid) for reader in multiprocessing.active_children())
