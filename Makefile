@@ -22,6 +22,9 @@ $(STAMP): $(LOCK) setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -r $(LOCK)
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	# An editable install leaves out the wheel's start-up hook, which loads the plugin quietly
+	# into every `allennlp` command of the venv, from any folder: write it.
+	$(BIN)/python -m tft_allennlp_autoload
 	# allennlp-models (loaded by every allennlp command) tries to download nltk's punkt unless
 	# nltk finds it; we never use the module that needs it, so an empty marker stops the
 	# download attempt and its error block. Delete it if you use allennlp-models' NarrativeQA.

@@ -8,13 +8,15 @@ are what the plugin itself imports, left loose so that pip never reaches for oth
 """
 
 import os
+import sys
 
 from setuptools import find_packages, setup
 from setuptools.command.build_py import build_py
 
-# Python runs this line of site-packages' tft_allennlp.pth at start-up: it loads the plugin into
+# Python runs the line of site-packages' tft_allennlp.pth at start-up: it loads the plugin into
 # every `allennlp` command of the environment (tft_allennlp_autoload.py says how, and how not to).
-AUTOLOAD_PTH = ("tft_allennlp.pth", "import tft_allennlp_autoload\n")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tft_allennlp_autoload import HOOK  # noqa: E402
 
 
 class BuildWithAutoload(build_py):
@@ -22,7 +24,7 @@ class BuildWithAutoload(build_py):
 
     def run(self) -> None:
         super().run()
-        name, text = AUTOLOAD_PTH
+        name, text = HOOK
         with open(os.path.join(self.build_lib, name), "w") as handle:
             handle.write(text)
 

@@ -15,6 +15,10 @@ command line (`allennlp.commands`) is imported, and then
 - makes `invalid choice: 'tft-...'` say how to load the plugin when it is not loaded.
 
 `TFT_ALLENNLP_AUTOLOAD=0` turns the loading off (the other two still apply).
+
+A wheel carries the `.pth` file (setup.py writes it); an editable install (`pip install -e .`, as
+`make setup` does) leaves it out, and `python -m tft_allennlp_autoload` writes it into the
+interpreter's site-packages.
 """
 
 import importlib.abc
@@ -28,6 +32,8 @@ from typing import Any, Iterator, Optional, Sequence
 
 PLUGIN = "tft_allennlp"
 SWITCH = "TFT_ALLENNLP_AUTOLOAD"
+# The start-up hook: a `.pth` file in site-packages whose one line Python runs at start-up.
+HOOK = ("tft_allennlp.pth", "import tft_allennlp_autoload\n")
 
 
 def autoload() -> bool:
@@ -155,4 +161,23 @@ def install() -> None:
         sys.meta_path.insert(0, _Finder())
 
 
+def write_hook(folder: Optional[str] = None) -> str:
+    """
+    Writes the start-up hook into `folder`, by default this interpreter's site-packages, and
+    returns its path.
+    """
+    if folder is None:
+        import sysconfig
+
+        folder = sysconfig.get_paths()["purelib"]
+    name, line = HOOK
+    path = os.path.join(folder, name)
+    with open(path, "w") as handle:
+        handle.write(line)
+    return path
+
+
 install()
+
+if __name__ == "__main__":
+    print(f"wrote {write_hook(*sys.argv[1:2])}")

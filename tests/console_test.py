@@ -17,6 +17,7 @@ from allennlp.training import util as training_util
 
 from tests import CONFIGS_ROOT, PROJECT_ROOT
 from tft_allennlp.common.console import ConsoleFormatter, QuietFilter, model_hint
+from tft_allennlp_autoload import write_hook
 
 # The noise the issue counted, none of which may reach the terminal of a normal run.
 NOISE = (
@@ -32,7 +33,7 @@ NOISE = (
 
 def allennlp(arguments, cwd, site, **environment):
     """`allennlp ARGUMENTS` with the wheel's start-up hook, as an installed package runs it."""
-    (site / "tft_allennlp.pth").write_text("import tft_allennlp_autoload\n")
+    write_hook(str(site))
     program = (
         f"import site, sys; site.addsitedir({str(site)!r}); sys.argv[0] = 'allennlp'; "
         "from allennlp.__main__ import run; run()"

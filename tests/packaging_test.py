@@ -3,16 +3,18 @@ A non-editable install: the wheel carries the configs and the aligner's scorers 
 data and the start-up hook that loads the plugin, and the installed package runs from a
 directory outside the checkout that has no `.allennlp_plugins`. (The slow check, a fresh venv
 installed with the documented command running the whole method, was run by hand:
-docs/install.md.)
+docs/install.md.) And the editable install `make setup` does, whose venv runs these tests.
 """
 
 import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import zipfile
 
 from tests import PROJECT_ROOT
+from tft_allennlp_autoload import HOOK
 
 
 def test_the_wheel_carries_the_configs_and_works_outside_the_checkout(tmp_path):
@@ -130,3 +132,23 @@ def test_the_wheel_carries_the_configs_and_works_outside_the_checkout(tmp_path):
     )
     assert result.returncode == 0, result.stderr[-2000:]
     assert "installed package OK" in result.stdout
+
+
+def test_the_editable_install_has_the_start_up_hook_too(tmp_path):
+    # An editable wheel leaves the hook out; `make setup` writes it, so that the venv's
+    # `allennlp` loads the plugin quietly from any folder, as an installed wheel does.
+    name, line = HOOK
+    hook = os.path.join(sysconfig.get_paths()["purelib"], name)
+    assert open(hook).read() == line
+    allennlp = os.path.join(os.path.dirname(sys.executable), "allennlp")
+    environment = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in ("PYTHONPATH", "TFT_VERBOSE", "ALLENNLP_LOG_LEVEL", "ALLENNLP_DEBUG")
+    }
+    result = subprocess.run(
+        [allennlp, "tft-configs"], cwd=tmp_path, env=environment, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip() == str(PROJECT_ROOT / "tft_allennlp" / "training_configs")
+    assert result.stderr == ""  # no plugin lines, no pkg_resources warning
