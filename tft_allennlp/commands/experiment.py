@@ -133,8 +133,10 @@ def _experiment_from_args(args: argparse.Namespace) -> None:
             )
             sys.exit(128 + number)
     counts = collections.Counter(str(status) for status in statuses.values())
-    paths = write_outputs(spec)
-    print(f"runs: {dict(counts)}; wrote {', '.join(paths)}")
+    paths, reported = write_outputs(spec)
+    ran = ", ".join(f"{number} {status}" for status, number in sorted(counts.items()))
+    written = f"report of {reported} finished runs: {', '.join(paths)}" if paths else ""
+    print("; ".join(part for part in (f"runs: {ran}" if ran else "", written) if part))
     if counts["failed"] or counts["waiting"]:
         sys.exit(1)
 
@@ -151,17 +153,17 @@ def run_experiment(
     return ExperimentRunner(spec, jobs, shard, wait, poll_seconds).run()
 
 
-def write_outputs(spec: ExperimentSpec) -> List[str]:
+def write_outputs(spec: ExperimentSpec) -> Tuple[List[str], int]:
     """
     Writes runs.csv, results.md (with the paired differences and the recipe sweep, if any),
     scores.png and paired.csv from the finished runs of every shard, and spec.json, the spec
-    they were reported with; returns their paths. Each file is replaced atomically, so shards
-    that finish at the same time never leave a half-written one.
+    they were reported with; returns their paths and how many runs they report. Each file is
+    replaced atomically, so shards that finish at the same time never leave a half-written one.
     """
     rows = collect_results(spec)
     if not rows:
-        logger.warning("No finished runs in %s yet.", spec.output_dir)
-        return []
+        logger.warning("No finished runs in %s yet: nothing to report.", spec.output_dir)
+        return [], 0
     names = ("runs.csv", "results.md", "scores.png", "paired.csv")
     paths = [os.path.join(spec.output_dir, name) for name in names]
     # Injection variants against the base without injection, strategies against the
@@ -205,7 +207,7 @@ def write_outputs(spec: ExperimentSpec) -> List[str]:
         for draft, path in zip(drafts, paths):
             os.replace(draft, path)
     _write_atomically(os.path.join(spec.output_dir, "spec.json"), spec.dumps().encode())
-    return paths
+    return paths, len({row["directory"] for row in rows})
 
 
 def _write_atomically(path: str, content: bytes) -> None:
