@@ -4,6 +4,7 @@ import itertools
 import json
 import logging
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -553,13 +554,13 @@ def test_two_processes_on_one_grid_never_run_a_run_twice(tmp_path, tiny_bert):
     assert {a["outcome"] for a in attempts} == {"done"}
     assert not list((tmp_path / "out").rglob("seed*.lock"))  # every run lock was released
     # What one process did not run itself, it found finished by the other.
+    # Each ends with "runs: 2 done, 2 skipped; report of 4 finished runs: ...".
     reported = [output.splitlines()[-1] for output, _ in outputs]
-    done = sum(
-        int(line.split("'done': ")[1].split(",")[0].split("}")[0])
-        for line in reported
-        if "'done'" in line
-    )
-    assert done == 4
+    done = [
+        re.match(r"runs: (?:(\d+) done)?.*; report of 4 finished runs: ", line) for line in reported
+    ]
+    assert all(done), reported
+    assert sum(int(match.group(1) or 0) for match in done) == 4
 
 
 def test_a_shard_without_waiting_leaves_runs_that_need_another_shards_injection(
