@@ -21,9 +21,13 @@ A grid that has not written its `runs.csv` yet is named in the file's header and
 stay empty. Writes `results/claims/verdicts_multisource.md` and `verdicts_multisource.png`:
 
     python -m scripts.multisource_verdicts
+
+`--seeds 2 3 4 5 6 7 8 9 10` leaves out fine-tuning seed 1, on which the sweep of `none` chose
+each task's recipe, and writes `verdicts_multisource_seeds_2-10.md` (no plot).
 """
 
-from typing import List, Tuple
+import argparse
+from typing import List, Sequence, Tuple
 
 from scripts import RESULTS
 from scripts.claims_verdicts import (
@@ -130,24 +134,42 @@ def sections_whole(scores: Scores) -> Sections:
     ]
 
 
-def verdicts() -> Tuple[str, Sections]:
-    """The file's text, and its tables."""
+def verdicts(seeds: Sequence[int] = SEEDS_1K) -> Tuple[str, Sections]:
+    """The file's text, and its tables, over fine-tuning `seeds` (of 1-10; 1-3 on whole sets)."""
     present = [path for path in GRIDS.values() if path.exists()]
     missing = [name for name, path in GRIDS.items() if not path.exists()]
-    scores = read_scores(present, seeds=SEEDS_1K)
+    scores = read_scores(present, seeds=seeds)
     at_1k, whole = sections_1k(scores), sections_whole(scores)
     header = HEADER
+    if tuple(seeds) != SEEDS_1K:
+        header = header.replace("(1-10 at 1k, 1-3 on the whole sets)", f"({_seeds(seeds)} only)")
     if missing:
         header += f"\nNot written yet (their tables are empty): {', '.join(missing)}.\n"
-    text = header + markdown(at_1k, len(SEEDS_1K)) + markdown(whole, len(SEEDS_WHOLE))
+    whole_seeds = [seed for seed in seeds if seed in SEEDS_WHOLE]
+    text = header + markdown(at_1k, len(seeds)) + markdown(whole, len(whole_seeds))
     return text, at_1k + whole
 
 
+def _seeds(seeds: Sequence[int]) -> str:
+    """ "seeds 2-10", or "seeds 2, 5" where they are not a run of consecutive seeds."""
+    ordered = sorted(seeds)
+    if len(ordered) > 2 and ordered == list(range(ordered[0], ordered[-1] + 1)):
+        return f"seeds {ordered[0]}-{ordered[-1]}"
+    return f"seeds {', '.join(map(str, ordered))}"
+
+
 def main() -> None:
-    text, sections = verdicts()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS_1K))
+    seeds = tuple(parser.parse_args().seeds)
+    text, sections = verdicts(seeds)
     print(text)
-    (OUTPUT / "verdicts_multisource.md").write_text(text)
-    forest(sections, str(OUTPUT / "verdicts_multisource.png"))
+    if seeds == SEEDS_1K:
+        (OUTPUT / "verdicts_multisource.md").write_text(text)
+        forest(sections, str(OUTPUT / "verdicts_multisource.png"))
+    else:
+        name = _seeds(seeds).replace("seeds ", "seeds_").replace(", ", "_")
+        (OUTPUT / f"verdicts_multisource_{name}.md").write_text(text)
 
 
 if __name__ == "__main__":

@@ -139,6 +139,14 @@ def test_multisource_verdicts_pair_by_seed_and_name_the_grids_not_written_yet(
     monkeypatch.setattr(multisource_verdicts, "GRIDS", grids)
     text, _ = multisource_verdicts.verdicts()
     assert "Not written yet (their tables are empty): claims_domain_cpu." in text
+    # Without seed 1 (the sweep's): +4, +3, mean 3.5, std 0.71, t = 7.0 with 1 degree of freedom:
+    # p = 1 - (2 / pi) atan(7) = 0.090.
+    held_out, _ = multisource_verdicts.verdicts((2, 3))
+    assert "(seeds 2, 3 only)" in held_out
+    assert (
+        "| minilm tft_multi - minilm none, n 1000 | +3.5 ± 0.7 (p 0.09) |  |  |  |"
+        in held_out.splitlines()
+    )
     lines = text.splitlines()
     assert (
         "| minilm tft_multi - minilm none, n 1000 | +3.0 ± 1.0 (p 0.04) * [n=3] |  |  |  |" in lines
