@@ -16,7 +16,7 @@ from setuptools.command.build_py import build_py
 # Python runs the line of site-packages' tft_allennlp.pth at start-up: it loads the plugin into
 # every `allennlp` command of the environment (tft_allennlp_autoload.py says how, and how not to).
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tft_allennlp_autoload import HOOK  # noqa: E402
+from tft_allennlp_autoload import write_hook  # noqa: E402
 
 
 class BuildWithAutoload(build_py):
@@ -24,9 +24,7 @@ class BuildWithAutoload(build_py):
 
     def run(self) -> None:
         super().run()
-        name, text = HOOK
-        with open(os.path.join(self.build_lib, name), "w") as handle:
-            handle.write(text)
+        write_hook(self.build_lib)
 
 
 setup(
