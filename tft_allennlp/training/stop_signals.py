@@ -210,4 +210,19 @@ def stop(trainer: Trainer, number: int, serialization_dir: Optional[str]) -> Non
         # No worker exits before the primary's checkpoint is complete: the launcher ends the
         # others as soon as one exits.
         torch.distributed.barrier()
+        _exit_worker(128 + number)
     raise SystemExit(128 + number)
+
+
+def _exit_worker(status: int) -> None:
+    """
+    Ends a worker of distributed training with `status`, its logs flushed, and without the
+    interpreter's teardown. Raised from here, the exit's traceback holds the trainer, whose DDP
+    reducer holds the process group past `process_group`'s exit handler; gloo's threads, torn down
+    with the interpreter, then now and then abort the worker ("terminate called without an active
+    exception", SIGABRT), and the launcher reports a failure instead of the stop.
+    """
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    os._exit(status)
