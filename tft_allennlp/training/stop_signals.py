@@ -117,12 +117,20 @@ def listening() -> Iterator[StopRequest]:
 
 
 def install() -> None:
-    """Makes `allennlp train` and `GradientDescentTrainer.train` hold stop signals (once)."""
+    """
+    Makes `allennlp train` and `GradientDescentTrainer.train` hold stop signals, and the workers
+    of distributed training end as `_train_worker` says (once).
+    """
     if _original:
         return
-    _original.update(train=GradientDescentTrainer.train, train_model=train_command.train_model)
+    _original.update(
+        train=GradientDescentTrainer.train,
+        train_model=train_command.train_model,
+        train_worker=getattr(train_command, "_train_worker"),
+    )
     setattr(GradientDescentTrainer, "train", _train)
     setattr(train_command, "train_model", _train_model)
+    setattr(train_command, "_train_worker", _train_worker)
 
 
 @contextlib.contextmanager
@@ -192,6 +200,27 @@ def _train(self: GradientDescentTrainer) -> Any:
             checkpointer.stop_request = None
 
 
+def _train_worker(*args: Any, **kwargs: Any) -> Any:
+    """
+    AllenNLP's `_train_worker`; a worker of distributed training that stops on a signal ends
+    here, once every `finally` of the trainer and its callbacks has run, with its logs flushed
+    and without the interpreter's teardown. That teardown frees the trainer, whose DDP reducer
+    holds the process group past `process_group`'s exit handler, and gloo's threads, torn down
+    with it, now and then aborted the worker ("terminate called without an active exception",
+    SIGABRT): the launcher then reported a failure instead of the stop.
+    """
+    try:
+        return _original["train_worker"](*args, **kwargs)
+    except SystemExit as error:
+        status = error.code if isinstance(error.code, int) else 0
+        if status - 128 not in STOP_SIGNALS or not torch.distributed.is_initialized():
+            raise
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    os._exit(status)
+
+
 def stop(trainer: Trainer, number: int, serialization_dir: Optional[str]) -> None:
     """Ends the run after the checkpoint saved on signal `number`."""
     if getattr(trainer, "_primary", True):
@@ -210,19 +239,4 @@ def stop(trainer: Trainer, number: int, serialization_dir: Optional[str]) -> Non
         # No worker exits before the primary's checkpoint is complete: the launcher ends the
         # others as soon as one exits.
         torch.distributed.barrier()
-        _exit_worker(128 + number)
     raise SystemExit(128 + number)
-
-
-def _exit_worker(status: int) -> None:
-    """
-    Ends a worker of distributed training with `status`, its logs flushed, and without the
-    interpreter's teardown. Raised from here, the exit's traceback holds the trainer, whose DDP
-    reducer holds the process group past `process_group`'s exit handler; gloo's threads, torn down
-    with the interpreter, then now and then abort the worker ("terminate called without an active
-    exception", SIGABRT), and the launcher reports a failure instead of the stop.
-    """
-    logging.shutdown()
-    for stream in (sys.stdout, sys.stderr):
-        stream.flush()
-    os._exit(status)

@@ -9,10 +9,13 @@ out-of-memory killer or a preempted machine would (or sends it `signal`, e.g. a 
   epoch `epoch`, batch `batch` (its first half of the bytes is on disk);
 - `at: "archive"`: while `model.tar.gz` is written, after its first member.
 
-With `parent: true` it signals its parent process instead (a grid's harness running it).
+With `parent: true` it signals its parent process instead (a grid's harness running it). With
+`teardown_aborts: true` the process it signals also aborts (SIGABRT) if it reaches the
+interpreter's teardown, as a gloo worker's threads now and then made it do after a stop.
 A marker file in the serialization directory makes the `--recover` run go past that moment.
 """
 
+import atexit
 import io
 import os
 import signal as signal_module
@@ -37,9 +40,11 @@ class SigkillCallback(TrainerCallback):
         signal: str = "SIGKILL",
         rank: int = 0,
         parent: bool = False,
+        teardown_aborts: bool = False,
     ) -> None:
         super().__init__(serialization_dir)
         self._parent = parent
+        self._teardown_aborts = teardown_aborts
         self._epoch = epoch
         self._batch = batch
         self._signal = getattr(signal_module, signal)
@@ -58,6 +63,8 @@ class SigkillCallback(TrainerCallback):
             return False
         open(self._marker, "w").close()
         if not self._parent:
+            if self._teardown_aborts:
+                atexit.register(os.abort)
             os.kill(os.getpid(), self._signal)
             return True
         parent = os.getppid()
