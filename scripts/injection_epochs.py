@@ -7,7 +7,8 @@ The per-epoch dev accuracies of injections, as a markdown table: what the paper'
 Reads each run's `metrics_epoch_<k>.json` (AllenNLP writes one per finished epoch); the epoch
 that `metrics.json` names as `best_epoch` is marked, and a run without `metrics.json` is marked
 as still running. Under the table, the hours each injection took over all its attempts, from
-the grid's `attempts.jsonl`: AllenNLP's `training_duration` restarts with every resumption.
+the grid's `attempts.jsonl` (an attempt is recorded when it ends): AllenNLP's
+`training_duration` restarts with every resumption.
 An epoch resumed from a checkpoint within it reports the training loss of the batches after
 the resumption only (docs/recovery.md); its dev accuracies are exact.
 """
@@ -50,7 +51,10 @@ def epoch_rows(run: pathlib.Path) -> List[str]:
 
 
 def attempt_hours(run: pathlib.Path) -> str:
-    """`NAME: N attempts, H hours` from the `attempts.jsonl` of the grid that holds `run`."""
+    """
+    `NAME: N attempts, H hours` from the `attempts.jsonl` of the grid that holds `run`, which
+    records an attempt when it ends: a run still training adds "and the one in progress".
+    """
     experiment = run.resolve().parents[2]  # EXPERIMENT/injection/BASE/NAME
     relative = run.resolve().relative_to(experiment).as_posix()
     seconds, attempts = 0.0, 0
@@ -62,7 +66,8 @@ def attempt_hours(run: pathlib.Path) -> str:
                 seconds += record["ended"] - record["started"]
                 attempts += 1
     plural = "" if attempts == 1 else "s"
-    return f"{run.name}: {attempts} attempt{plural}, {seconds / 3600:.1f} hours"
+    running = "" if (run / "metrics.json").exists() else ", and the one in progress"
+    return f"{run.name}: {attempts} attempt{plural}, {seconds / 3600:.1f} hours{running}"
 
 
 def table(runs: Sequence[pathlib.Path]) -> str:

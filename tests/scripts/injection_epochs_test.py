@@ -51,7 +51,9 @@ def test_a_running_injection_gets_a_running_row(tmp_path):
     _epoch(run, 0, 0.5, 0.25, 2.0, "0:01:00")
     lines = table([run]).splitlines()
     assert lines[-3] == "| tft | 1 | | | | running |"
-    assert lines[-1] == "Time on one core each, all attempts: tft: 0 attempts, 0.0 hours."
+    assert lines[-1] == (
+        "Time on one core each, all attempts: tft: 0 attempts, 0.0 hours, and the one in progress."
+    )
 
 
 def test_a_directory_without_epochs_is_an_error_naming_it(tmp_path):
