@@ -672,6 +672,24 @@ def test_a_killed_run_resumes_from_its_checkpoint_and_ends_as_if_uninterrupted(
     assert log.count("Beginning training.") == 2
 
 
+def test_a_signal_that_kills_a_finished_run_as_it_exits_leaves_it_done(tmp_path, tiny_bert):
+    # Registers `test_sigkill` (the runs are forked from this process).
+    import tests.training.callbacks.sigkill  # noqa: F401
+
+    # A grid's stop comes as the run exits, after its metrics and archive are written and its
+    # stop signals are no longer held: the signal kills the process, but the run had finished.
+    late = one_run_grid(
+        tmp_path / "late", tiny_bert, [{"type": "test_sigkill", "at": "exit", "signal": "SIGTERM"}]
+    )
+    (run,) = late.glue_runs({})
+    with forked_experiment_runs():
+        assert run_experiment(late) == {run.directory: "done"}
+    outcomes = [json.loads(line)["outcome"] for line in open(tmp_path / "late/attempts.jsonl")]
+    assert outcomes == ["done"]
+    assert os.path.exists(os.path.join(run.directory, "sigkill.done"))
+    assert "validation_accuracy" in glue_metrics(run)
+
+
 def test_a_run_stopped_by_a_signal_stops_the_grid_and_the_next_invocation_resumes_it(
     tmp_path, tiny_bert
 ):

@@ -4,7 +4,9 @@ its output in a log, and whether a killed attempt can go on from its last checkp
 
 A run stopped by a SIGTERM or a Ctrl-C saves a checkpoint at its batch and exits with 128 + the
 signal's number (`tft_allennlp.training.stop_signals`); that is `RunStopped`, not a failure: the
-harness neither retries nor marks it, and the next invocation resumes it. `stop_running()` asks
+harness neither retries nor marks it, and the next invocation resumes it. The signal kills the
+process outside the hold: before the run starts (also `RunStopped`), or as the finished run
+exits (then it is done). `stop_running()` asks
 every run this process started to stop so (the harness calls it when it is interrupted itself).
 """
 
@@ -86,9 +88,16 @@ def allennlp_train(
         returncode = run_allennlp(arguments, log, environment)
     if os.path.isdir(directory):
         os.replace(log_path, os.path.join(directory, LOG))
+    finished = os.path.exists(os.path.join(directory, "metrics.json"))
+    if -returncode in STOP_SIGNALS and not finished:
+        # Killed by the signal before `allennlp train` held it (while it started).
+        raise RunStopped(directory, 128 - returncode)
     if returncode - 128 in STOP_SIGNALS:
         raise RunStopped(directory, returncode)
-    return returncode == 0 and os.path.exists(os.path.join(directory, "metrics.json"))
+    # A stop signal that killed the process once it had let go of the signals, as it exited,
+    # came after the run had finished: its metrics and archive were written under the signals'
+    # hold, and the run is done.
+    return (returncode == 0 or -returncode in STOP_SIGNALS) and finished
 
 
 def _stop_when_parent_dies() -> None:

@@ -208,3 +208,13 @@ def test_a_damaged_checkpoint_is_named_and_skipped(tmp_path):
     failed = allennlp_train(run_config, directory, "--recover")
     assert failed.returncode != 0
     assert f"can be loaded; damaged: {directory / 'model_state_e0_b4.th'}" in failed.stderr
+
+
+def test_a_stop_signal_while_archiving_lets_the_run_finish(tmp_path, uninterrupted):
+    config = write_run_config(
+        tmp_path / "c.json", *RUNS["glue"], {"at": "archive", "signal": "SIGTERM"}
+    )
+    # The signal is held while `model.tar.gz` is written: the run ends as it would have.
+    finished = allennlp_train(config, tmp_path / "run")
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    assert_same_run(uninterrupted("glue"), tmp_path / "run")

@@ -7,7 +7,9 @@ out-of-memory killer or a preempted machine would (or sends it `signal`, e.g. a 
   in the worker of rank `rank` only); `at: "validation"`: the same in the epoch's validation;
 - `at: "model_state"` or `"training_state"`: half-way through writing that checkpoint file of
   epoch `epoch`, batch `batch` (its first half of the bytes is on disk);
-- `at: "archive"`: while `model.tar.gz` is written, after its first member.
+- `at: "archive"`: while `model.tar.gz` is written, after its first member;
+- `at: "exit"`: once the run has finished and no longer holds stop signals, as its process
+  exits (a scheduler's signal that comes a moment too late).
 
 With `parent: true` it signals its parent process instead (a grid's harness running it). With
 `teardown_aborts: true` the process it signals also aborts (SIGABRT) if it reaches the
@@ -54,7 +56,7 @@ class SigkillCallback(TrainerCallback):
             _kill_while_saving(f"{at}_e{epoch}_b{batch}.th", self._kill_once)
         elif at == "archive":
             _kill_while_archiving(self._kill_once)
-        elif at not in ("batch", "validation"):
+        elif at not in ("batch", "validation", "exit"):
             raise ValueError(f"unknown moment {at!r}")
         self._at = at
 
@@ -75,6 +77,10 @@ class SigkillCallback(TrainerCallback):
         while os.getppid() == parent and time.monotonic() < deadline:
             time.sleep(0.01)
         return True
+
+    def on_end(self, trainer, metrics=None, epoch=None, is_primary=True, **kwargs) -> None:
+        if self._at == "exit":
+            _kill_once_its_handler_is_reset(self._signal, self._kill_once)
 
     def on_batch(
         self,
@@ -118,6 +124,23 @@ def _kill_while_saving(file_name: str, kill) -> None:
         kill()
 
     torch.save = half_save
+
+
+def _kill_once_its_handler_is_reset(number: int, kill) -> None:
+    """
+    Makes the next change of the handler of signal `number` (the trainer is done: that is
+    `allennlp train` letting go of the stop signals it held) be followed by a kill.
+    """
+    set_handler = signal_module.signal
+
+    def set_then_kill(signalnum, handler):
+        previous = set_handler(signalnum, handler)
+        if signalnum == number:
+            signal_module.signal = set_handler
+            kill()
+        return previous
+
+    signal_module.signal = set_then_kill
 
 
 def _kill_while_archiving(kill) -> None:
