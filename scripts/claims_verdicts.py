@@ -58,7 +58,7 @@ SEEDS = (1, 2, 3)  # fine-tuning seeds of every grid
 OUTPUT = RESULTS / "claims"
 HEADER = (
     "Written by `python -m scripts.claims_verdicts` from the claims grids' `runs.csv`. Dev scores"
-    " (%), differences over fine-tuning seeds 1-3: mean ± std of the per-seed differences (paired"
+    " (%), differences over fine-tuning {seeds}: mean ± std of the per-seed differences (paired"
     " t-test; [n=k]: k seeds only) or the difference of means with its 95% interval (Welch; n:"
     " seeds on each side); * p < 0.05; † p < 0.05 after Holm's adjustment for all tests of its"
     " table.\n"
@@ -215,12 +215,28 @@ def verdict_sections(seeds: Sequence[int] = SEEDS) -> Sections:
     ]
 
 
-def file_header(seeds: Sequence[int]) -> Tuple[str, str]:
-    """The name of the verdicts file of fine-tuning `seeds` and its first line."""
-    if list(seeds) == list(SEEDS):
-        return "verdicts.md", HEADER
-    header = HEADER.replace("seeds 1-3", f"seeds {', '.join(map(str, seeds))} only", 1)
-    return f"verdicts_seeds_{'_'.join(map(str, seeds))}.md", header
+def file_header(
+    prefix: str, header: str, seeds: Sequence[int], all_seeds: Sequence[int], described: str
+) -> Tuple[str, str]:
+    """
+    The name of the verdicts file `prefix` over fine-tuning `seeds` of the grids' `all_seeds`,
+    and its `header` with `{seeds}` naming them: `described` for all of them (`PREFIX.md`), or
+    e.g. "seeds 2-10 only" (`PREFIX_seeds_2-10.md`; seeds 2 and 3: `PREFIX_seeds_2_3.md`).
+    """
+    if sorted(seeds) == sorted(all_seeds):
+        return f"{prefix}.md", header.format(seeds=described)
+    named = seeds_named(seeds)
+    return f"{prefix}_{named.replace(', ', '_').replace(' ', '_')}.md", header.format(
+        seeds=f"{named} only"
+    )
+
+
+def seeds_named(seeds: Sequence[int]) -> str:
+    """ "seeds 2-10", or "seeds 2, 5" where they are not a run of three or more in a row."""
+    ordered = sorted(seeds)
+    if len(ordered) > 2 and ordered == list(range(ordered[0], ordered[-1] + 1)):
+        return f"seeds {ordered[0]}-{ordered[-1]}"
+    return f"seeds {', '.join(map(str, ordered))}"
 
 
 def main() -> None:
@@ -230,7 +246,7 @@ def main() -> None:
     sections = verdict_sections(seeds)
     tables = markdown(sections, len(seeds))
     print(tables)
-    name, header = file_header(seeds)
+    name, header = file_header("verdicts", HEADER, seeds, SEEDS, "seeds 1-3")
     (OUTPUT / name).write_text(header + tables)
     if seeds == list(SEEDS):
         forest(sections, str(OUTPUT / "verdicts.png"))

@@ -37,6 +37,7 @@ from scripts.claims_verdicts import (
     Columns,
     Sections,
     Setting,
+    file_header,
     forest,
     gain_rows,
     markdown,
@@ -59,7 +60,7 @@ SEEDS_WHOLE = (1, 2, 3)
 DOMAIN = [("mrpc", "accuracy"), ("mrpc", "f1"), ("stsb", "pearson")]
 HEADER = (
     "Written by `python -m scripts.multisource_verdicts` from the multi-source grids' `runs.csv`."
-    " Dev scores (%), differences over fine-tuning seeds (1-10 at 1k, 1-3 on the whole sets):"
+    " Dev scores (%), differences over fine-tuning {seeds}:"
     " mean ± std of the per-seed differences (paired t-test; [n=k]: k seeds only) or the"
     " difference of means with its 95% interval (Welch; n: seeds on each side); * p < 0.05;"
     " † p < 0.05 after Holm's adjustment for all tests of its table.\n"
@@ -134,42 +135,34 @@ def sections_whole(scores: Scores) -> Sections:
     ]
 
 
-def verdicts(seeds: Sequence[int] = SEEDS_1K) -> Tuple[str, Sections]:
-    """The file's text, and its tables, over fine-tuning `seeds` (of 1-10; 1-3 on whole sets)."""
+def verdicts(seeds: Sequence[int] = SEEDS_1K) -> Tuple[str, str, Sections]:
+    """
+    The file's name and text, and its tables, over fine-tuning `seeds` (of 1-10; 1-3 on whole
+    sets).
+    """
     present = [path for path in GRIDS.values() if path.exists()]
     missing = [name for name, path in GRIDS.items() if not path.exists()]
     scores = read_scores(present, seeds=seeds)
     at_1k, whole = sections_1k(scores), sections_whole(scores)
-    header = HEADER
-    if tuple(seeds) != SEEDS_1K:
-        header = header.replace("(1-10 at 1k, 1-3 on the whole sets)", f"({_seeds(seeds)} only)")
+    name, header = file_header(
+        "verdicts_multisource", HEADER, seeds, SEEDS_1K, "seeds (1-10 at 1k, 1-3 on the whole sets)"
+    )
     if missing:
         header += f"\nNot written yet (their tables are empty): {', '.join(missing)}.\n"
     whole_seeds = [seed for seed in seeds if seed in SEEDS_WHOLE]
     text = header + markdown(at_1k, len(seeds)) + markdown(whole, len(whole_seeds))
-    return text, at_1k + whole
-
-
-def _seeds(seeds: Sequence[int]) -> str:
-    """ "seeds 2-10", or "seeds 2, 5" where they are not a run of consecutive seeds."""
-    ordered = sorted(seeds)
-    if len(ordered) > 2 and ordered == list(range(ordered[0], ordered[-1] + 1)):
-        return f"seeds {ordered[0]}-{ordered[-1]}"
-    return f"seeds {', '.join(map(str, ordered))}"
+    return name, text, at_1k + whole
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS_1K))
     seeds = tuple(parser.parse_args().seeds)
-    text, sections = verdicts(seeds)
+    name, text, sections = verdicts(seeds)
     print(text)
+    (OUTPUT / name).write_text(text)
     if seeds == SEEDS_1K:
-        (OUTPUT / "verdicts_multisource.md").write_text(text)
         forest(sections, str(OUTPUT / "verdicts_multisource.png"))
-    else:
-        name = _seeds(seeds).replace("seeds ", "seeds_").replace(", ", "_")
-        (OUTPUT / f"verdicts_multisource_{name}.md").write_text(text)
 
 
 if __name__ == "__main__":

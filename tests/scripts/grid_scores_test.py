@@ -103,7 +103,9 @@ def test_size_tables_average_each_variants_two_injections(tmp_path):
 
 def test_the_committed_verdicts_regenerate_byte_for_byte():
     for seeds in ([1, 2, 3], [2, 3]):
-        name, header = claims_verdicts.file_header(seeds)
+        name, header = claims_verdicts.file_header(
+            "verdicts", claims_verdicts.HEADER, seeds, claims_verdicts.SEEDS, "seeds 1-3"
+        )
         tables = claims_verdicts.markdown(claims_verdicts.verdict_sections(seeds), len(seeds))
         assert (REPOSITORY / "results/claims" / name).read_text() == header + tables
 
@@ -137,12 +139,14 @@ def test_multisource_verdicts_pair_by_seed_and_name_the_grids_not_written_yet(
     grids = {"claims_multisource_cpu": runs_csv(tmp_path / "runs.csv", rows)}
     grids["claims_domain_cpu"] = tmp_path / "not_yet.csv"
     monkeypatch.setattr(multisource_verdicts, "GRIDS", grids)
-    text, _ = multisource_verdicts.verdicts()
+    name, text, _ = multisource_verdicts.verdicts()
+    assert name == "verdicts_multisource.md"
     assert "Not written yet (their tables are empty): claims_domain_cpu." in text
     # Without seed 1 (the sweep's): +4, +3, mean 3.5, std 0.71, t = 7.0 with 1 degree of freedom:
     # p = 1 - (2 / pi) atan(7) = 0.090.
-    held_out, _ = multisource_verdicts.verdicts((2, 3))
-    assert "(seeds 2, 3 only)" in held_out
+    name, held_out, _ = multisource_verdicts.verdicts((2, 3))
+    assert name == "verdicts_multisource_seeds_2_3.md"
+    assert "differences over fine-tuning seeds 2, 3 only: mean" in held_out
     assert (
         "| minilm tft_multi - minilm none, n 1000 | +3.5 ± 0.7 (p 0.09) |  |  |  |"
         in held_out.splitlines()
