@@ -839,27 +839,52 @@ def test_a_grid_takes_the_runs_another_grid_finished_with_the_same_config(experi
     ) == (os.path.realpath(source))
 
     # The source as a fresh machine has it (its encoder is not in git): its injection is not
-    # finished there, so it runs here and exports the encoder the source recorded; the
-    # fine-tunings of that encoder are then taken by the fingerprint.
+    # finished there. Its record is taken (not the encoder), the fine-tunings of that encoder by
+    # the fingerprint, and nothing is trained. With a fine-tuning seed the source did not run,
+    # that fine-tuning needs the encoder: the injection is rebuilt here, to the encoder the
+    # source recorded, then that seed's runs are trained.
+    # Fine-tunings of another config under the same names are planned to be taken, are not, and
+    # wait for the injection, rebuilt here.
     # Without its record (a grid made before records), nothing says which encoder the source
-    # fine-tuned, so those fine-tunings run here too.
+    # fine-tuned, so the injection and those fine-tunings run here.
     encoder = os.path.join(source, "injection/tiny/tft/encoder")
     record = os.path.join(source, "injection/tiny/tft/encoder_fingerprint.json")
-    expected = {
-        relative: "done" if relative == "injection/tiny/tft" else "reused"
-        for relative in distinct(experiment)
-    }
-    for name, hidden in (("fresh", [encoder]), ("fresh_unrecorded", [encoder, record])):
+    other_batches = {**spec_values["glue_overrides"], "data_loader.batch_size": 4}
+    for name, hidden, values in (
+        ("fresh", [encoder], {}),
+        ("fresh_new_seed", [encoder], {"seeds": [1, 2, 3]}),
+        ("fresh_other_config", [encoder], {"glue_overrides": other_batches, "seeds": [1]}),
+        ("fresh_unrecorded", [encoder, record], {}),
+    ):
         for path in hidden:
             os.rename(path, path + ".away")
         try:
-            _, _, outcomes = grid(name)
+            spec, _, outcomes = grid(name, **values)
+            attempts = [json.loads(line) for line in open(tmp_path / name / "attempts.jsonl")]
         finally:
             for path in hidden:
                 os.rename(path + ".away", path)
+        expected = {relative: "reused" for relative in distinct(experiment)}
+        injection_attempts = ["reused"]
+        if name == "fresh_new_seed":
+            expected.update({r: "done" for r in distinct(spec) if r.endswith("seed3")})
+            expected["injection/tiny/tft"] = "done"
+            injection_attempts = ["reused", "done"]
+            (rebuilt,) = spec.injection_runs()
+            assert encoder_fingerprint(rebuilt.encoder) == read_fingerprint(injection)
+        if name == "fresh_other_config":
+            expected = {relative: "done" for relative in distinct(spec)}
+            injection_attempts = ["reused", "done"]
         if name == "fresh_unrecorded":
             expected.update({r: "done" for r in expected if r.startswith("glue/tiny/tft/")})
-        assert outcomes == expected
+            expected["injection/tiny/tft"] = "done"
+            injection_attempts = ["done"]
+        assert outcomes == expected, name
+        assert [
+            a["outcome"] for a in attempts if a["directory"] == "injection/tiny/tft"
+        ] == injection_attempts, name
+        if name == "fresh":
+            assert not os.path.exists(os.path.join(spec.output_dir, "injection/tiny/tft/encoder"))
 
     # Another injection seed and a new fine-tuning seed: the injection and the fine-tunings of
     # its encoder run here (their GLUE configs are the same, their encoder is not), and so do

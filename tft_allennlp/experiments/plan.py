@@ -1,13 +1,16 @@
 """
 The order of an experiment grid's runs and what each waits for: injections, then the recipe
 sweep on the base models, then the reported grid seed by seed. A fine-tuning of an injected
-encoder waits for its injection; the tuned runs of a (base, task, size) wait for the sweep that
-chooses their recipe, and appear once it has. Everything here reads the finished runs.
+encoder waits for its injection, unless it is to be taken from another grid that fine-tuned the
+encoder this grid recorded (`reuse.may_be_taken`); the tuned runs of a (base, task, size) wait
+for the sweep that chooses their recipe, and appear once it has. Everything here reads the
+finished runs.
 """
 
-from typing import Dict, List, Optional, Set, Tuple, Union
+from typing import AbstractSet, Dict, List, Optional, Set, Tuple, Union
 
-from tft_allennlp.experiments.outcomes import is_finished, tuned_choice
+from tft_allennlp.experiments.outcomes import is_finished, read_fingerprint, tuned_choice
+from tft_allennlp.experiments.reuse import may_be_taken
 from tft_allennlp.experiments.runs import InjectionRun, Run, size_name
 from tft_allennlp.experiments.spec import ExperimentSpec, TunedKey
 
@@ -26,11 +29,15 @@ Step = Tuple[Planned, Optional[Run]]
 """A run (or placeholder) and the unfinished run it must wait for (None: it can start)."""
 
 
-def grid_plan(spec: ExperimentSpec) -> Tuple[List[Step], Set[str]]:
+def grid_plan(
+    spec: ExperimentSpec, not_taken: AbstractSet[str] = frozenset()
+) -> Tuple[List[Step], Set[str]]:
     """
     Every run of the grid in order, each once with what it waits for, and the injections that
     no unfinished fine-tuning waits for, nor may (a base whose sweep has not chosen yet needs
-    all its injections).
+    all its injections but those recorded and not built: they wait for the choice, which may
+    leave nothing to train). `not_taken`: fine-tunings that `may_be_taken` but were not (their
+    configs differ), which wait for their injection.
     """
     injections = list(spec.injection_runs())
     steps: List[Step] = [(injection, None) for injection in injections]
@@ -41,8 +48,11 @@ def grid_plan(spec: ExperimentSpec) -> Tuple[List[Step], Set[str]]:
         injection = spec.injection_of(glue_run)
         blocker = None
         if injection is not None and not is_finished(glue_run):
-            needed.add(injection.directory)
-            blocker = None if is_finished(injection) else injection
+            if is_finished(injection):
+                needed.add(injection.directory)
+            elif glue_run.directory in not_taken or not may_be_taken(spec, glue_run, injection):
+                needed.add(injection.directory)
+                blocker = injection
         steps.append((glue_run, blocker))
     unneeded = {run.directory for run in injections} - needed
     # A sweep run that is also a grid run appears once.
@@ -69,5 +79,9 @@ def _tuned_steps(
             continue
         pending = next(run for run in spec.sweep_runs_of(key) if not is_finished(run))
         waiting.append((TunedPlaceholder(key, pending.directory), pending))
-        needed.update(run.directory for run in injections if run.base == key[0])
+        needed.update(
+            run.directory
+            for run in injections
+            if run.base == key[0] and (is_finished(run) or read_fingerprint(run) is None)
+        )
     return choices, waiting, needed

@@ -18,6 +18,12 @@ A reused run gets the other run's files, but not its weights (`*.th`, `model.tar
 injection also gets its exported encoder, hard-linked where the file system allows. Its
 `config.json` stays the other grid's (the record of what ran) and `reused_from.json` names
 where it came from.
+
+Where no grid holds the injection with its encoder (a fresh machine), its record alone is taken
+from one that finished it with the same config and recorded its encoder's fingerprint
+(`take_injection_record`): the fine-tunings of that encoder are then taken by the fingerprint
+(`may_be_taken` tells the plan which may be, before their configs are compared), and only a
+fine-tuning that none finished rebuilds the injection, which must export that very encoder.
 """
 
 import dataclasses
@@ -25,14 +31,14 @@ import json
 import logging
 import os
 import shutil
-from typing import Any, Dict, List, Optional, Sequence, TypeVar
+from typing import Any, Callable, Dict, List, Optional, Sequence, TypeVar
 
 from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
 
 from tft_allennlp.common.sentence_tasks import resolve_task
 from tft_allennlp.common.transformer_source import ARCHIVED_TRANSFORMERS
-from tft_allennlp.experiments.outcomes import is_finished, read_fingerprint
+from tft_allennlp.experiments.outcomes import is_finished, read_fingerprint, read_metrics_file
 from tft_allennlp.experiments.runs import GlueRun, InjectionRun, Run
 from tft_allennlp.experiments.spec import ExperimentSpec
 
@@ -76,6 +82,51 @@ def reuse_run(
     copy_run(grid, relative, spec.output_dir, encoder=isinstance(run, InjectionRun))
     logger.info("Reused %s from %s", relative, grid)
     return True
+
+
+def take_injection_record(
+    spec: ExperimentSpec, run: InjectionRun, config: Dict[str, Any]
+) -> Optional[str]:
+    """
+    For an injection of the grid `spec` that recorded nothing and that no grid of `reuse_from`
+    holds with its encoder: the record (its files, not the encoder, which is not there) of the
+    first grid of `reuse_from` that finished it with `config` and recorded its encoder's
+    fingerprint; that grid, or None. The injection is still unfinished here (`is_finished`).
+    """
+    grid = find_reusable(run, config, spec.output_dir, spec.reuse_from, finished=_recorded)
+    if grid is None:
+        return None
+    relative = os.path.relpath(run.directory, spec.output_dir)
+    copy_run(grid, relative, spec.output_dir)
+    logger.info(
+        "Took the record of %s from %s, without its encoder: rebuilt if a fine-tuning needs it",
+        relative,
+        grid,
+    )
+    return grid
+
+
+def _recorded(run: Run) -> bool:
+    """An injection that finished and recorded its encoder's fingerprint, built or not."""
+    if not isinstance(run, InjectionRun) or read_fingerprint(run) is None:
+        return False
+    return read_metrics_file(os.path.join(run.directory, "metrics.json")) is not None
+
+
+def may_be_taken(spec: ExperimentSpec, run: GlueRun, injection: InjectionRun) -> bool:
+    """
+    Whether a grid of `reuse_from` finished the fine-tuning `run` of the injection `injection`
+    (not built here) of the very encoder this grid recorded for it: then `reuse_run` may take it
+    without the encoder, if its config is the same.
+    """
+    mine = read_fingerprint(injection)
+    if mine is None:
+        return False
+    return any(
+        is_finished(in_grid(run, spec.output_dir, grid))
+        and read_fingerprint(in_grid(injection, spec.output_dir, grid)) == mine
+        for grid in spec.reuse_from
+    )
 
 
 def rendered_config(
@@ -185,17 +236,21 @@ def grids_with_same_encoder(
 
 
 def find_reusable(
-    run: Run, config: Dict[str, Any], my_grid: str, grids: Sequence[str]
+    run: Run,
+    config: Dict[str, Any],
+    my_grid: str,
+    grids: Sequence[str],
+    finished: Callable[[Run], bool] = is_finished,
 ) -> Optional[str]:
     """
-    The first of `grids` where this grid's `run` (in `my_grid`) finished (`is_finished`: an
-    injection with its exported encoder) with `config` (this grid's config of it, see
-    `config_difference`); None if none did.
+    The first of `grids` where this grid's `run` (in `my_grid`) is `finished` (by default
+    `is_finished`: an injection with its exported encoder) with `config` (this grid's config of
+    it, see `config_difference`); None if none did.
     """
     for grid in grids:
         theirs = in_grid(run, my_grid, grid)
         config_path = os.path.join(theirs.directory, "config.json")
-        if not is_finished(theirs) or not os.path.exists(config_path):
+        if not finished(theirs) or not os.path.exists(config_path):
             continue
         with open(config_path) as handle:
             their_config = json.load(handle)

@@ -16,12 +16,14 @@ scratch.
 Order and dependencies (`plan.py`): injections, then the recipe sweep on the base models, then
 the reported grid seed by seed. A fine-tuning of an injected encoder waits for its injection; a
 run of the tuned recipe waits for the sweep that chooses it. An injection is run only while a
-fine-tuning of its encoder is left to run: on a machine without the encoders (they are not kept in
-git), a grid whose fine-tunings have all finished trains nothing again. An injection records the
-fingerprint of the encoder it exported (`encoder_fingerprint.json`, kept in git, and beside the
-directory while it runs again); one run again must export that very encoder, or it fails (and its
-new encoder is deleted) rather than let the grid fine-tune two different encoders under one name;
-nor is it taken from another grid that recorded another encoder.
+fine-tuning of its encoder is left to train: on a machine without the encoders (they are not kept
+in git), a grid whose fine-tunings have all finished trains nothing again, nor does one whose
+unfinished fine-tunings another grid of `reuse_from` finished with the encoder it recorded (it
+takes the injection's record from there first, `reuse.take_injection_record`). An injection
+records the fingerprint of the encoder it exported (`encoder_fingerprint.json`, kept in git, and
+beside the directory while it runs again); one run again must export that very encoder, or it
+fails (and its new encoder is deleted) rather than let the grid fine-tune two different encoders
+under one name; nor is it taken from another grid that recorded another encoder.
 
 Parallel and distributed execution:
 
@@ -74,7 +76,12 @@ from tft_allennlp.experiments.outcomes import (
     read_fingerprint,
 )
 from tft_allennlp.experiments.plan import Planned, Step, TunedPlaceholder, grid_plan
-from tft_allennlp.experiments.reuse import in_grid, rendered_config, reuse_run
+from tft_allennlp.experiments.reuse import (
+    in_grid,
+    rendered_config,
+    reuse_run,
+    take_injection_record,
+)
 from tft_allennlp.experiments.runs import GlueRun, InjectionRun, Run, Training
 from tft_allennlp.experiments.spec import ExperimentSpec
 from tft_allennlp.experiments.training import (
@@ -152,6 +159,9 @@ class ExperimentRunner:
         self._gpus = _visible_gpus()
         # Each running attempt: its run, its job slot and its lock.
         self._running: Dict[concurrent.futures.Future, Tuple[Run, int, RunLock]] = {}
+        # Fine-tunings planned to be taken from another grid that were not: they wait for their
+        # injection.
+        self._not_taken: Set[str] = set()
         self._stopping = threading.Event()
         self._started = 0.0
 
@@ -232,7 +242,7 @@ class ExperimentRunner:
 
     def _plan(self) -> Tuple[List[Step], Set[str]]:
         """This shard's steps of the plan (placeholders belong to every shard)."""
-        steps, unneeded = grid_plan(self.spec)
+        steps, unneeded = grid_plan(self.spec, self._not_taken)
         mine = [
             (run, blocker)
             for run, blocker in steps
@@ -261,7 +271,7 @@ class ExperimentRunner:
             return Status.SKIPPED
         if unneeded:
             logger.info(
-                "Not running %s: every fine-tuning of its encoder has finished", run.directory
+                "Not running %s: no fine-tuning of its encoder is left to train", run.directory
             )
             return Status.SKIPPED
         if failed_since(run.directory, self._started):
@@ -293,6 +303,16 @@ class ExperimentRunner:
                 succeeded = future.result()
             finally:
                 lock.release()
+            if succeeded is None:
+                # Planned again; a fine-tuning that was not taken now needs its injection,
+                # which may have been settled as needed by none.
+                injection = self.spec.injection_of(run) if isinstance(run, GlueRun) else None
+                if (
+                    injection is not None
+                    and self.statuses.get(injection.directory) == Status.SKIPPED
+                ):
+                    del self.statuses[injection.directory]
+                continue
             if succeeded:
                 self.statuses[run.directory] = Status.DONE
             else:
@@ -344,16 +364,31 @@ class ExperimentRunner:
         )
         mark_failed(run.directory, reason, logs[0] if logs else None)
 
-    def _attempt(self, run: Run, slot: int) -> bool:
-        """Runs `run` in job slot `slot` (retrying) or takes it from another grid; True: done."""
+    def _attempt(self, run: Run, slot: int) -> Optional[bool]:
+        """
+        Runs `run` in job slot `slot` (retrying) or takes it from another grid; True: done;
+        None: to be planned again (an injection whose record alone was taken, a fine-tuning
+        planned to be taken that was not: it waits for its injection).
+        """
         unmark_failed(run.directory)
         training = self._training(run, slot)
         # The encoder the grid's finished fine-tunings of this injection used, if it says.
         recorded = read_fingerprint(run) if isinstance(run, InjectionRun) else None
         started = time.time()
-        if reuse_run(self.spec, run, rendered_config(*training), recorded):
+        config = rendered_config(*training)
+        if reuse_run(self.spec, run, config, recorded):
             self._record(run, started, "reused")
             return True
+        if isinstance(run, InjectionRun):
+            if recorded is None and take_injection_record(self.spec, run, config) is not None:
+                self._record(run, started, "reused")
+                return None
+        elif not self._injection_built(run):
+            logger.info(
+                "%s: not taken from another grid; it waits for its injection", run.directory
+            )
+            self._not_taken.add(run.directory)
+            return None
         # Kept beside the directory that the attempt empties, until the attempt has checked it.
         if isinstance(run, InjectionRun) and recorded is not None:
             _write_fingerprint(kept_fingerprint(run), recorded)
@@ -369,6 +404,11 @@ class ExperimentRunner:
             if outcome != "failed":
                 return outcome == "done"
         return False
+
+    def _injection_built(self, run: Run) -> bool:
+        """Whether the injected encoder that `run` fine-tunes, if any, is on disk."""
+        injection = self.spec.injection_of(run) if isinstance(run, GlueRun) else None
+        return injection is None or is_finished(injection)
 
     def _try(self, run: Run, training: Training, resume: bool, recorded: Optional[str]) -> str:
         """
