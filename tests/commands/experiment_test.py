@@ -875,6 +875,11 @@ def test_a_grid_takes_the_runs_another_grid_finished_with_the_same_config(experi
         if name == "fresh_other_config":
             expected = {relative: "done" for relative in distinct(spec)}
             injection_attempts = ["reused", "done"]
+            # Marked on disk, so that every process of the grid plans them to wait.
+            marked = {
+                r for r in distinct(spec) if os.path.exists(f"{tmp_path}/{name}/{r}.not_taken")
+            }
+            assert marked == {r for r in distinct(spec) if r.startswith("glue/tiny/tft/")}
         if name == "fresh_unrecorded":
             expected.update({r: "done" for r in expected if r.startswith("glue/tiny/tft/")})
             expected["injection/tiny/tft"] = "done"

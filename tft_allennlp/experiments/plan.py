@@ -7,7 +7,7 @@ for the sweep that chooses their recipe, and appear once it has. Everything here
 finished runs.
 """
 
-from typing import AbstractSet, Dict, List, Optional, Set, Tuple, Union
+from typing import Dict, List, Optional, Set, Tuple, Union
 
 from tft_allennlp.experiments.outcomes import is_finished, read_fingerprint, tuned_choice
 from tft_allennlp.experiments.reuse import may_be_taken
@@ -29,15 +29,12 @@ Step = Tuple[Planned, Optional[Run]]
 """A run (or placeholder) and the unfinished run it must wait for (None: it can start)."""
 
 
-def grid_plan(
-    spec: ExperimentSpec, not_taken: AbstractSet[str] = frozenset()
-) -> Tuple[List[Step], Set[str]]:
+def grid_plan(spec: ExperimentSpec) -> Tuple[List[Step], Set[str]]:
     """
     Every run of the grid in order, each once with what it waits for, and the injections that
     no unfinished fine-tuning waits for, nor may (a base whose sweep has not chosen yet needs
     all its injections but those recorded and not built: they wait for the choice, which may
-    leave nothing to train). `not_taken`: fine-tunings that `may_be_taken` but were not (their
-    configs differ), which wait for their injection.
+    leave nothing to train).
     """
     injections = list(spec.injection_runs())
     steps: List[Step] = [(injection, None) for injection in injections]
@@ -50,7 +47,7 @@ def grid_plan(
         if injection is not None and not is_finished(glue_run):
             if is_finished(injection):
                 needed.add(injection.directory)
-            elif glue_run.directory in not_taken or not may_be_taken(spec, glue_run, injection):
+            elif not may_be_taken(spec, glue_run, injection):
                 needed.add(injection.directory)
                 blocker = injection
         steps.append((glue_run, blocker))

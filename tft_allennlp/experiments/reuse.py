@@ -47,6 +47,8 @@ logger = logging.getLogger(__name__)
 RunT = TypeVar("RunT", bound=Run)
 
 REUSED_FROM = "reused_from.json"
+# Beside a fine-tuning that `may_be_taken` but was not (another config under its name).
+NOT_TAKEN = ".not_taken"
 # Trainer callbacks that write a record of the run and change nothing it trains.
 RECORD_ONLY_CALLBACKS = {"tft_parameter_counts"}
 # The tokenizer and indexer type that also copies the checkpoint's files into the archive.
@@ -117,16 +119,24 @@ def may_be_taken(spec: ExperimentSpec, run: GlueRun, injection: InjectionRun) ->
     """
     Whether a grid of `reuse_from` finished the fine-tuning `run` of the injection `injection`
     (not built here) of the very encoder this grid recorded for it: then `reuse_run` may take it
-    without the encoder, if its config is the same.
+    without the encoder, if its config is the same (a run it did not take is marked
+    `DIRECTORY.not_taken`, `mark_not_taken`, so that every process plans it to wait).
     """
     mine = read_fingerprint(injection)
-    if mine is None:
+    if mine is None or os.path.exists(run.directory.rstrip("/") + NOT_TAKEN):
         return False
     return any(
         is_finished(in_grid(run, spec.output_dir, grid))
         and read_fingerprint(in_grid(injection, spec.output_dir, grid)) == mine
         for grid in spec.reuse_from
     )
+
+
+def mark_not_taken(run: GlueRun) -> None:
+    """Marks a fine-tuning that `may_be_taken` said may be taken, and was not."""
+    os.makedirs(os.path.dirname(run.directory.rstrip("/")), exist_ok=True)
+    with open(run.directory.rstrip("/") + NOT_TAKEN, "w"):
+        pass
 
 
 def rendered_config(

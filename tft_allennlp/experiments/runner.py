@@ -78,6 +78,7 @@ from tft_allennlp.experiments.outcomes import (
 from tft_allennlp.experiments.plan import Planned, Step, TunedPlaceholder, grid_plan
 from tft_allennlp.experiments.reuse import (
     in_grid,
+    mark_not_taken,
     rendered_config,
     reuse_run,
     take_injection_record,
@@ -159,9 +160,6 @@ class ExperimentRunner:
         self._gpus = _visible_gpus()
         # Each running attempt: its run, its job slot and its lock.
         self._running: Dict[concurrent.futures.Future, Tuple[Run, int, RunLock]] = {}
-        # Fine-tunings planned to be taken from another grid that were not: they wait for their
-        # injection.
-        self._not_taken: Set[str] = set()
         self._stopping = threading.Event()
         self._started = 0.0
 
@@ -242,7 +240,7 @@ class ExperimentRunner:
 
     def _plan(self) -> Tuple[List[Step], Set[str]]:
         """This shard's steps of the plan (placeholders belong to every shard)."""
-        steps, unneeded = grid_plan(self.spec, self._not_taken)
+        steps, unneeded = grid_plan(self.spec)
         mine = [
             (run, blocker)
             for run, blocker in steps
@@ -387,7 +385,7 @@ class ExperimentRunner:
             logger.info(
                 "%s: not taken from another grid; it waits for its injection", run.directory
             )
-            self._not_taken.add(run.directory)
+            mark_not_taken(run)
             return None
         # Kept beside the directory that the attempt empties, until the attempt has checked it.
         if isinstance(run, InjectionRun) and recorded is not None:
