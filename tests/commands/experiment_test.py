@@ -854,6 +854,8 @@ def test_a_grid_takes_the_runs_another_grid_finished_with_the_same_config(experi
         ("fresh", [encoder], {}),
         ("fresh_new_seed", [encoder], {"seeds": [1, 2, 3]}),
         ("fresh_other_config", [encoder], {"glue_overrides": other_batches, "seeds": [1]}),
+        # Tuned recipes only: nothing needs the injection until the sweep (taken) has chosen.
+        ("fresh_tuned_new_seed", [encoder], {"seeds": [1, 2, 3], "run_fixed_recipes": False}),
         ("fresh_unrecorded", [encoder, record], {}),
     ):
         for path in hidden:
@@ -864,9 +866,9 @@ def test_a_grid_takes_the_runs_another_grid_finished_with_the_same_config(experi
         finally:
             for path in hidden:
                 os.rename(path + ".away", path)
-        expected = {relative: "reused" for relative in distinct(experiment)}
+        expected = {relative: "reused" for relative in distinct(spec)}
         injection_attempts = ["reused"]
-        if name == "fresh_new_seed":
+        if name in ("fresh_new_seed", "fresh_tuned_new_seed"):
             expected.update({r: "done" for r in distinct(spec) if r.endswith("seed3")})
             expected["injection/tiny/tft"] = "done"
             injection_attempts = ["reused", "done"]

@@ -160,6 +160,8 @@ class ExperimentRunner:
         self._gpus = _visible_gpus()
         # Each running attempt: its run, its job slot and its lock.
         self._running: Dict[concurrent.futures.Future, Tuple[Run, int, RunLock]] = {}
+        # The injections that the last plan found needed by no fine-tuning left to train.
+        self._unneeded: Set[str] = set()
         self._stopping = threading.Event()
         self._started = 0.0
 
@@ -209,6 +211,12 @@ class ExperimentRunner:
         """
         waiting: Dict[str, str] = {}
         steps, unneeded = self._plan()
+        # An injection settled as needed by none may be needed now: a sweep chose a recipe that
+        # no other grid fine-tuned, or a fine-tuning planned to be taken was not.
+        for directory in self._unneeded - unneeded:
+            if self.statuses.get(directory) == Status.SKIPPED:
+                del self.statuses[directory]
+        self._unneeded = unneeded
         for run, blocker in steps:
             if run.directory in self.statuses or run.directory in self._busy():
                 continue
@@ -302,15 +310,7 @@ class ExperimentRunner:
             finally:
                 lock.release()
             if succeeded is None:
-                # Planned again; a fine-tuning that was not taken now needs its injection,
-                # which may have been settled as needed by none.
-                injection = self.spec.injection_of(run) if isinstance(run, GlueRun) else None
-                if (
-                    injection is not None
-                    and self.statuses.get(injection.directory) == Status.SKIPPED
-                ):
-                    del self.statuses[injection.directory]
-                continue
+                continue  # planned again
             if succeeded:
                 self.statuses[run.directory] = Status.DONE
             else:
