@@ -17,10 +17,29 @@ import argparse
 import json
 import pathlib
 import sys
-from typing import Dict, List, Sequence
+from typing import Dict, List, Sequence, Tuple
 
 UNFINISHED = ("stopped", "failed", "lost")
 KINDS = ("injection", "fine-tuning")
+
+
+def attempts(experiment: pathlib.Path) -> List[Tuple[str, str, float]]:
+    """
+    Every attempt the grid in `experiment` recorded in its `attempts.jsonl`: (run directory
+    relative to it, outcome, hours); a line that is not an attempt record is named.
+    """
+    log = experiment / "attempts.jsonl"
+    if not log.exists():
+        raise FileNotFoundError(f"{log}: no attempts recorded (not an experiment directory?)")
+    recorded = []
+    for number, line in enumerate(log.read_text().splitlines(), start=1):
+        try:
+            record = json.loads(line)
+            hours = (record["ended"] - record["started"]) / 3600
+            recorded.append((record["directory"], record["outcome"], hours))
+        except (ValueError, KeyError) as error:
+            raise ValueError(f"{log}, line {number}: not an attempt record ({error})") from None
+    return recorded
 
 
 def grid_hours(experiment: pathlib.Path) -> Dict[str, Dict[str, float]]:
@@ -28,17 +47,8 @@ def grid_hours(experiment: pathlib.Path) -> Dict[str, Dict[str, float]]:
     Hours of the grid in `experiment` by kind ("injection", "fine-tuning"): `hours` in all,
     `unfinished` of them in attempts that did not finish, and `attempts` (not counting reuses).
     """
-    log = experiment / "attempts.jsonl"
-    if not log.exists():
-        raise FileNotFoundError(f"{log}: no attempts recorded (not an experiment directory?)")
     totals = {kind: {"hours": 0.0, "unfinished": 0.0, "attempts": 0} for kind in KINDS}
-    for number, line in enumerate(log.read_text().splitlines(), start=1):
-        try:
-            record = json.loads(line)
-            directory, outcome = record["directory"], record["outcome"]
-            hours = (record["ended"] - record["started"]) / 3600
-        except (ValueError, KeyError) as error:
-            raise ValueError(f"{log}, line {number}: not an attempt record ({error})") from None
+    for directory, outcome, hours in attempts(experiment):
         if outcome == "reused":
             continue
         kind = "injection" if directory.startswith("injection/") else "fine-tuning"

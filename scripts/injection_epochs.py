@@ -20,6 +20,8 @@ import re
 import sys
 from typing import List, Sequence
 
+from scripts.grid_hours import attempts
+
 _EPOCH_FILE = re.compile(r"metrics_epoch_(\d+)\.json")
 
 
@@ -57,17 +59,11 @@ def attempt_hours(run: pathlib.Path) -> str:
     """
     experiment = run.resolve().parents[2]  # EXPERIMENT/injection/BASE/NAME
     relative = run.resolve().relative_to(experiment).as_posix()
-    seconds, attempts = 0.0, 0
-    log = experiment / "attempts.jsonl"
-    if log.exists():
-        for line in log.read_text().splitlines():
-            record = json.loads(line)
-            if record["directory"] == relative:
-                seconds += record["ended"] - record["started"]
-                attempts += 1
-    plural = "" if attempts == 1 else "s"
+    recorded = attempts(experiment) if (experiment / "attempts.jsonl").exists() else []
+    hours = [spent for directory, _, spent in recorded if directory == relative]
+    plural = "" if len(hours) == 1 else "s"
     running = "" if (run / "metrics.json").exists() else ", and the one in progress"
-    return f"{run.name}: {attempts} attempt{plural}, {seconds / 3600:.1f} hours{running}"
+    return f"{run.name}: {len(hours)} attempt{plural}, {sum(hours):.1f} hours{running}"
 
 
 def table(runs: Sequence[pathlib.Path]) -> str:
