@@ -21,9 +21,11 @@ in git), a grid whose fine-tunings have all finished trains nothing again, nor d
 unfinished fine-tunings another grid of `reuse_from` finished with the encoder it recorded (it
 takes the injection's record from there first, `reuse.take_injection_record`). An injection
 records the fingerprint of the encoder it exported (`encoder_fingerprint.json`, kept in git, and
-beside the directory while it runs again); one run again must export that very encoder, or it
-fails (and its new encoder is deleted) rather than let the grid fine-tune two different encoders
-under one name; nor is it taken from another grid that recorded another encoder.
+beside the directory while it runs again); one run again must export that very encoder when a
+finished fine-tuning of the grid used it, or it fails (and its new encoder is deleted) rather than
+let the grid fine-tune two different encoders under one name; nor is it taken from another grid
+that recorded another encoder. A record that no finished fine-tuning used (taken alone from
+another grid) gives way to the new encoder: a rebuild on another CPU exports other weights.
 
 Parallel and distributed execution:
 
@@ -74,6 +76,7 @@ from tft_allennlp.experiments.outcomes import (
     is_finished,
     kept_fingerprint,
     read_fingerprint,
+    tuned_choices,
 )
 from tft_allennlp.experiments.plan import Planned, Step, TunedPlaceholder, grid_plan
 from tft_allennlp.experiments.reuse import (
@@ -470,18 +473,34 @@ class ExperimentRunner:
     def _same_encoder(self, run: InjectionRun, recorded: Optional[str]) -> bool:
         """
         Records the fingerprint of the encoder the injection `run` just exported, unless the
-        directory recorded another one before (`recorded`): the encoder that the grid's finished
-        fine-tunings of it used. Then the new encoder is deleted (so that nothing fine-tunes it
-        beside those), the old record kept, and False returned.
+        directory recorded another one before (`recorded`) that a finished fine-tuning of the
+        grid used (trained here or taken from another grid). Then the new encoder is deleted (so
+        that nothing fine-tunes it beside those), the old record kept, and False returned.
+
+        A recorded encoder that none of the grid's finished fine-tunings used (a record taken
+        alone from another grid) is replaced by the new one, with a warning: training is
+        reproducible bit for bit on one machine, not across CPUs whose vector instructions
+        differ, so a rebuild on another machine exports other weights.
         """
         fingerprint = encoder_fingerprint(run.encoder)
         record = os.path.join(run.directory, FINGERPRINT)
-        _write_fingerprint(record, recorded or fingerprint)
-        if recorded is None:
+        if recorded is None or fingerprint == recorded or not self._fine_tuned(run):
+            if recorded is not None and recorded != fingerprint:
+                logger.warning(
+                    "%s: its encoder, exported again, is not the one it recorded (SHA-256 %s, "
+                    "now %s; a build on another machine?). No finished fine-tuning of this grid "
+                    "used that one, so the new one is kept and recorded; fine-tunings of it are "
+                    "no longer taken from grids that recorded the old one.",
+                    run.directory,
+                    recorded[:12],
+                    fingerprint[:12],
+                )
+            _write_fingerprint(record, fingerprint)
+            if recorded is not None:
+                os.remove(kept_fingerprint(run))
             return True
+        _write_fingerprint(record, recorded)
         os.remove(kept_fingerprint(run))
-        if fingerprint == recorded:
-            return True
         shutil.rmtree(run.encoder)
         logger.error(
             "%s: its encoder, exported again, is not the one it recorded (SHA-256 %s, now "
@@ -493,6 +512,14 @@ class ExperimentRunner:
             record,
         )
         return False
+
+    def _fine_tuned(self, injection: InjectionRun) -> bool:
+        """Whether a fine-tuning of the grid that fine-tunes `injection`'s encoder has finished."""
+        return any(
+            is_finished(glue_run)
+            for glue_run in self.spec.glue_runs(tuned_choices(self.spec))
+            if getattr(self.spec.injection_of(glue_run), "directory", None) == injection.directory
+        )
 
     def _record(self, run: Run, started: float, outcome: str) -> None:
         """Appends the attempt to the experiment's `attempts.jsonl` (one short line)."""
