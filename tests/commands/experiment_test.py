@@ -1625,6 +1625,13 @@ def test_a_run_whose_harness_dies_stops_at_its_batch_and_the_next_harness_record
         assert run_experiment(spec) == {run.directory: "done"}
     lost, done = [json.loads(line) for line in open(tmp_path / "grid/attempts.jsonl")]
     assert (lost["outcome"], lost["pid"], lost["shard"]) == ("lost", harness.pid, None)
+    # The kind of CPU of the attempt that ran here; not known of one that died elsewhere.
+    cpuinfo = open("/proc/cpuinfo").read()
+    family, model = (
+        re.search(rf"^{key}\s*: (\d+)$", cpuinfo, re.M).group(1) for key in ("cpu family", "model")
+    )
+    vendor = re.search(r"^vendor_id\s*: (\S+)$", cpuinfo, re.M).group(1)
+    assert (lost["cpu"], done["cpu"]) == (None, f"{vendor} {family}/{model}")
     assert lost["started"] == round(claimed, 1) <= lost["ended"] <= round(stopped, 1)
     assert done["outcome"] == "done"
     assert "Resuming" in open(os.path.join(run.directory, "train.log")).read()

@@ -47,7 +47,7 @@ there instead (`reuse.py`); one that a process is training there now is waited f
 Every attempt is appended to `attempts.jsonl` in the output directory (directory, host, pid,
 start and end times, outcome: "done", "failed", "reused" or "stopped"; or "lost", an attempt
 whose process died holding the run, which the process that takes the run over records, from
-the claim to the run's last output).
+the claim to the run's last output; and the kind of CPU it ran on, None for a lost one).
 
 A SIGTERM or Ctrl-C (to this process, or to a run) stops the grid: each run in training saves a
 checkpoint at its batch and stops (`training.RunStopped`), nothing is retried or started, and
@@ -524,7 +524,9 @@ class ExperimentRunner:
     def _record(self, run: Run, started: float, outcome: str) -> None:
         """Appends the attempt to the experiment's `attempts.jsonl` (one short line)."""
         shard = "/".join(map(str, self.shard))
-        self._append(run, socket.gethostname(), os.getpid(), shard, started, time.time(), outcome)
+        self._append(
+            run, socket.gethostname(), os.getpid(), shard, started, time.time(), outcome, cpu_kind()
+        )
 
     def _record_lost(self, run: Run, claim: Dict[str, Any]) -> None:
         """
@@ -546,6 +548,7 @@ class ExperimentRunner:
         started: float,
         ended: float,
         outcome: str,
+        cpu: Optional[str] = None,
     ) -> None:
         record = {
             "directory": os.path.relpath(run.directory, self.spec.output_dir),
@@ -555,9 +558,30 @@ class ExperimentRunner:
             "started": round(started, 1),
             "ended": round(ended, 1),
             "outcome": outcome,
+            "cpu": cpu,
         }
         with open(os.path.join(self.spec.output_dir, ATTEMPTS), "a") as out:
             out.write(json.dumps(record) + "\n")
+
+
+def cpu_kind() -> Optional[str]:
+    """
+    This machine's kind of CPU as Linux names it (`/proc/cpuinfo`: vendor, family, model), e.g.
+    "GenuineIntel 6/207"; None elsewhere. Training reproduces bit for bit on one kind only, and
+    every machine of a cloud may share one host name.
+    """
+    try:
+        with open("/proc/cpuinfo") as handle:
+            fields = dict(
+                (key.strip(), value.strip())
+                for key, _, value in (line.partition(":") for line in handle)
+                if key.strip() in ("vendor_id", "cpu family", "model")
+            )
+    except OSError:
+        return None
+    if len(fields) < 3:
+        return None
+    return f"{fields['vendor_id']} {fields['cpu family']}/{fields['model']}"
 
 
 def _write_fingerprint(path: str, fingerprint: str) -> None:
