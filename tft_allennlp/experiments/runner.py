@@ -518,7 +518,7 @@ class ExperimentRunner:
         return any(
             is_finished(glue_run)
             for glue_run in self.spec.glue_runs(tuned_choices(self.spec))
-            if getattr(self.spec.injection_of(glue_run), "directory", None) == injection.directory
+            if self.spec.injection_of(glue_run) == injection
         )
 
     def _record(self, run: Run, started: float, outcome: str) -> None:
