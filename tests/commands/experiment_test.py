@@ -1,3 +1,4 @@
+import argparse
 import csv
 import dataclasses
 import itertools
@@ -20,7 +21,7 @@ from transformers import AutoModel
 
 from tests import CONFIGS_ROOT, FIXTURES_ROOT, PROJECT_ROOT
 from tests.allennlp_cli import forked_allennlp, forked_experiment_runs
-from tft_allennlp.commands.experiment import run_experiment, write_outputs
+from tft_allennlp.commands.experiment import Experiment, run_experiment, write_outputs
 from tft_allennlp.experiments import ExperimentSpec, collect_results, tuned_choices
 from tft_allennlp.experiments.locks import RunLock
 from tft_allennlp.experiments.outcomes import (
@@ -592,6 +593,39 @@ def test_a_shard_without_waiting_leaves_runs_that_need_another_shards_injection(
     os.makedirs(os.path.dirname(injection.directory), exist_ok=True)
     open(injection.directory + ".failed", "w").close()
     assert ExperimentRunner(spec, shard=shard).run() == {tft_run.directory: "failed"}
+
+
+def test_a_process_without_injections_leaves_them_and_their_fine_tunings_to_others(
+    tmp_path, tiny_bert
+):
+    spec = ExperimentSpec(
+        output_dir=str(tmp_path),
+        base_models={"tiny": tiny_bert},
+        tasks=["stsb"],
+        glue_dir="g",
+        variants=["none", "tft"],
+        train_sizes=[8],
+        paraphrase_corpus="corpus.jsonl",
+    )
+    injection = next(spec.injection_runs())
+    none_run, tft_run = spec.glue_runs({})
+    # A shard that owns the injection and the fine-tuning of its encoder, not the base model's run.
+    shard = next(
+        (i, n)
+        for n in range(2, 20)
+        for i in range(n)
+        if all(ExperimentRunner(spec, shard=(i, n)).owns(run) for run in (injection, tft_run))
+        and not ExperimentRunner(spec, shard=(i, n)).owns(none_run)
+    )
+    statuses = ExperimentRunner(spec, shard=shard, wait=False, injections=False).run()
+    assert statuses == {injection.directory: "waiting", tft_run.directory: "waiting"}
+    assert not os.path.exists(injection.directory)
+    assert not os.path.exists(os.path.join(str(tmp_path), "attempts.jsonl"))
+    # The command line's flag.
+    parser = argparse.ArgumentParser()
+    Experiment().add_subparser(parser.add_subparsers())
+    assert parser.parse_args(["tft-experiment", "s", "--no-injections"]).no_injections
+    assert not parser.parse_args(["tft-experiment", "s"]).no_injections
 
 
 def test_a_run_that_a_grid_of_reuse_from_is_training_is_waited_for_not_trained_twice(

@@ -77,6 +77,12 @@ class Experiment(Subcommand):
             help="leave runs that wait for another shard's injection or sweep, instead of waiting",
         )
         subparser.add_argument(
+            "--no-injections",
+            action="store_true",
+            help="start no injection: fine-tune what other processes inject (one injection at "
+            "a time on a machine whose memory two would not fit)",
+        )
+        subparser.add_argument(
             "--poll-seconds",
             type=positive_float,
             default=30.0,
@@ -118,7 +124,12 @@ def _experiment_from_args(args: argparse.Namespace) -> None:
     if not args.report_only:
         try:
             statuses = run_experiment(
-                spec, args.jobs, args.shard, not args.no_wait, args.poll_seconds
+                spec,
+                args.jobs,
+                args.shard,
+                not args.no_wait,
+                args.poll_seconds,
+                injections=not args.no_injections,
             )
         except (KeyboardInterrupt, SigTermReceived, RunStopped) as error:
             number = (
@@ -147,10 +158,11 @@ def run_experiment(
     shard: Tuple[int, int] = (0, 1),
     wait: bool = True,
     poll_seconds: float = 30.0,
+    injections: bool = True,
 ) -> Dict[str, Status]:
     os.makedirs(spec.output_dir, exist_ok=True)
     _write_atomically(os.path.join(spec.output_dir, "spec.json"), spec.dumps().encode())
-    return ExperimentRunner(spec, jobs, shard, wait, poll_seconds).run()
+    return ExperimentRunner(spec, jobs, shard, wait, poll_seconds, injections).run()
 
 
 def write_outputs(spec: ExperimentSpec) -> Tuple[List[str], int]:

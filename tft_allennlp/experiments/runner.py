@@ -35,6 +35,10 @@ Parallel and distributed execution:
   directory) hashes to `i` modulo `n`, so `n` processes on as many machines, sharing the output
   directory, together run the grid once; each waits for the injections and sweep runs it needs
   from other shards (or, with `wait=False`, says which and leaves those runs);
+- `injections=False`: this process leaves every injection to other processes and fine-tunes
+  (or waits, as for another shard's) what they inject, so that several processes of one
+  machine share its memory with one injection at a time (an injection on a large corpus peaks
+  far above any fine-tuning of its encoder);
 - a run is claimed (`locks.py`) with a lock file `DIRECTORY.lock` created exclusively, holding
   the host and process id, so that two processes never run it at once; a lock left by a dead
   process on the same host is taken over. A run that failed for good leaves `DIRECTORY.failed`
@@ -139,6 +143,9 @@ class ExperimentRunner:
         if `False`, leave the runs that would wait, and report them as "waiting".
     poll_seconds : `float`, optional (default = `30`)
         How often to look for the runs of other processes while waiting.
+    injections : `bool`, optional (default = `True`)
+        If `False`, start no injection: leave each to other processes, like a run of another
+        shard (waited for, or without `wait` left).
 
     `run()` returns each run directory's `Status` in this process.
     """
@@ -150,6 +157,7 @@ class ExperimentRunner:
         shard: Tuple[int, int] = (0, 1),
         wait: bool = True,
         poll_seconds: float = 30.0,
+        injections: bool = True,
     ) -> None:
         if jobs < 1:
             raise ValueError("jobs must be at least 1.")
@@ -158,6 +166,7 @@ class ExperimentRunner:
         self.shard = shard
         self.wait = wait
         self.poll_seconds = poll_seconds
+        self.injections = injections
         self.statuses: Dict[str, Status] = {}
         self._cpus = len(os.sched_getaffinity(0))
         self._gpus = _visible_gpus()
@@ -230,6 +239,8 @@ class ExperimentRunner:
             status = self._settled(run, run.directory in unneeded)
             if status is not None:
                 self.statuses[run.directory] = status
+            elif not self.injections and isinstance(run, InjectionRun):
+                waiting[run.directory] = run.directory  # left to other processes
             elif self._free_slots():
                 elsewhere = self._in_training_elsewhere(run)
                 if elsewhere is not None:
