@@ -3,6 +3,7 @@ import torch
 from allennlp.common import Params
 from allennlp.modules.span_extractors import MaxPoolingSpanExtractor as AllenNlpMaxPooling
 from allennlp.modules.span_extractors import SpanExtractor
+from allennlp.nn import util
 
 # Shape: (batch_size=2, sequence_length=4, input_dim=2)
 SEQUENCE = torch.tensor(
@@ -67,3 +68,53 @@ def test_width_embeddings_add_to_the_output():
     )
     assert extractor.get_output_dim() == 5
     assert extractor(SEQUENCE, SPANS, span_indices_mask=SPAN_MASK).shape == (2, 2, 5)
+
+
+def padded_pooling(name, sequence, spans, sequence_mask, span_mask):
+    """AllenNLP's way: every span padded to the longest one, then masked max or mean."""
+    spans = spans * span_mask.unsqueeze(-1).long()
+    vectors, mask = util.batched_span_select(sequence, spans)
+    tokens = util.batched_span_select(sequence_mask.unsqueeze(-1), spans)[0].squeeze(-1)
+    mask = (mask & tokens.bool()).unsqueeze(-1)
+    pool = util.masked_max if name == "tft_max_pooling" else util.masked_mean
+    return pool(vectors, mask, dim=-2) * span_mask.unsqueeze(-1)
+
+
+@pytest.mark.parametrize("name", ["tft_max_pooling", "tft_mean_pooling"])
+def test_packed_pooling_matches_padded_pooling_with_its_gradients(name):
+    generator = torch.Generator().manual_seed(0)
+    batch_size, length, num_spans = 3, 12, 5
+    sequence = torch.randn(batch_size, length, 2, generator=generator)
+    starts = torch.randint(0, length, (batch_size, num_spans), generator=generator)
+    widths = torch.randint(1, 6, (batch_size, num_spans), generator=generator)
+    spans = torch.stack([starts, (starts + widths - 1).clamp(max=length - 1)], dim=-1)
+    span_mask = torch.rand(batch_size, num_spans, generator=generator) > 0.3
+    spans[~span_mask] = -1
+    # The last instance is shorter: its padding tokens are left out of the spans covering them.
+    sequence_mask = torch.ones(batch_size, length, dtype=torch.bool)
+    sequence_mask[-1, 8:] = False
+    spans[-1, 0] = torch.tensor([6, 10])
+    span_mask[-1, 0] = True
+    outputs, gradients = [], []
+    for packed in (True, False):
+        leaf = sequence.clone().requires_grad_()
+        if packed:
+            pooled = build(name)(leaf, spans, sequence_mask, span_mask)
+        else:
+            pooled = padded_pooling(name, leaf, spans, sequence_mask, span_mask)
+        (pooled * torch.arange(pooled.numel()).view_as(pooled)).sum().backward()
+        outputs.append(pooled)
+        gradients.append(leaf.grad)
+    assert torch.allclose(outputs[0], outputs[1], atol=1e-6)
+    assert torch.allclose(gradients[0], gradients[1], atol=1e-6)
+    # Padded spans are zeros; the packed span of tokens 6-10 pools tokens 6 and 7 only.
+    assert not outputs[0][~span_mask].any()
+    kept = sequence[-1, 6:8]
+    assert torch.allclose(outputs[0][-1, 0], kept.max(0).values if "max" in name else kept.mean(0))
+
+
+def test_a_span_whose_tokens_are_all_masked_is_zeros():
+    sequence_mask = torch.tensor([[True, False, False, False], [True, True, True, True]])
+    for name in ("tft_max_pooling", "tft_mean_pooling"):
+        pooled = build(name)(SEQUENCE, SPANS, sequence_mask, SPAN_MASK)
+        assert torch.equal(pooled[0, 1], torch.zeros(2))

@@ -1,6 +1,5 @@
 import torch
 from allennlp.modules.span_extractors.span_extractor import SpanExtractor
-from allennlp.nn.util import masked_max
 
 from tft_allennlp.modules.span_extractors.pooling_span_extractor import PoolingSpanExtractor
 
@@ -16,5 +15,15 @@ class MaxPoolingSpanExtractor(PoolingSpanExtractor):
     `PoolingSpanExtractor`.
     """
 
-    def _pool(self, span_vectors: torch.FloatTensor, mask: torch.BoolTensor) -> torch.FloatTensor:
-        return masked_max(span_vectors, mask, dim=-2)  # type: ignore[return-value]
+    def _pool(
+        self, token_vectors: torch.Tensor, owners: torch.LongTensor, num_spans: int
+    ) -> torch.Tensor:
+        # Shape: (num_spans, input_dim). Tied maxima share the gradient (`torch.max` over a
+        # padded dimension gives it to one of them).
+        return token_vectors.new_zeros(num_spans, token_vectors.size(-1)).scatter_reduce(
+            0,
+            owners.unsqueeze(-1).expand_as(token_vectors),
+            token_vectors,
+            "amax",
+            include_self=False,
+        )

@@ -1,6 +1,5 @@
 import torch
 from allennlp.modules.span_extractors.span_extractor import SpanExtractor
-from allennlp.nn.util import masked_mean
 
 from tft_allennlp.modules.span_extractors.pooling_span_extractor import PoolingSpanExtractor
 
@@ -15,5 +14,12 @@ class MeanPoolingSpanExtractor(PoolingSpanExtractor):
     `PoolingSpanExtractor`.
     """
 
-    def _pool(self, span_vectors: torch.FloatTensor, mask: torch.BoolTensor) -> torch.FloatTensor:
-        return masked_mean(span_vectors, mask, dim=-2)  # type: ignore[return-value]
+    def _pool(
+        self, token_vectors: torch.Tensor, owners: torch.LongTensor, num_spans: int
+    ) -> torch.Tensor:
+        # Shape: (num_spans, input_dim) and (num_spans, 1)
+        sums = token_vectors.new_zeros(num_spans, token_vectors.size(-1)).index_add(
+            0, owners, token_vectors
+        )
+        counts = torch.bincount(owners, minlength=num_spans).clamp(min=1).unsqueeze(-1)
+        return sums / counts

@@ -4,7 +4,6 @@ import torch
 from allennlp.modules.span_extractors.span_extractor_with_span_width_embedding import (
     SpanExtractorWithSpanWidthEmbedding,
 )
-from allennlp.nn import util
 
 
 class PoolingSpanExtractor(SpanExtractorWithSpanWidthEmbedding):
@@ -12,10 +11,17 @@ class PoolingSpanExtractor(SpanExtractorWithSpanWidthEmbedding):
     Base of the span extractors that pool the token vectors inside each span; subclasses only
     implement `_pool`.
 
+    The tokens of all spans are pooled packed, one row per token inside a span, not padded to
+    the longest span of the batch as AllenNLP's extractors do (`batched_span_select`): phrases
+    are mostly a few wordpieces long, but one long phrase in a batch made about 96% of that
+    padded tensor padding in the multi-source injection (`benchmarks/RESULTS.md`, "Span
+    pooling").
+
     Padded spans, `(-1, -1)` in AllenNLP's `ListField[SpanField]` padding and masked out by
-    `span_indices_mask`, are pointed at token 0 before indexing and come out as zeros;
-    only unmasked spans are checked for range. (AllenNLP 2.10.1's `MaxPoolingSpanExtractor`
-    validates the padding too and raises an `IndexError`, allennlp#5707.)
+    `span_indices_mask`, come out as zeros; only unmasked spans are checked for range.
+    (AllenNLP 2.10.1's `MaxPoolingSpanExtractor` validates the padding too and raises an
+    `IndexError`, allennlp#5707.) Tokens that `sequence_mask` masks are left out of their span;
+    a span with no token left comes out as zeros.
 
     # Parameters
 
@@ -59,36 +65,42 @@ class PoolingSpanExtractor(SpanExtractorWithSpanWidthEmbedding):
                 f"Expected sequence vectors of size {self._input_dim}, "
                 f"got {sequence_tensor.size(-1)}."
             )
-        if span_indices.numel() == 0:
-            # No spans at all (an empty padding batch): zeros, still connected to the sequence
-            # so that DDP sees a gradient for every parameter behind it.
-            # Shape: (batch_size, num_spans, input_dim)
-            return sequence_tensor.new_zeros(*span_indices.shape[:2], self._input_dim) + (  # type: ignore[return-value]
-                sequence_tensor.sum() * 0.0
-            )
-        if span_indices_mask is not None:
-            # Shape: (batch_size, num_spans, 2); padded spans become (0, 0).
-            span_indices = span_indices * span_indices_mask.unsqueeze(-1).long()  # type: ignore[assignment]
-        starts, ends = span_indices[..., 0], span_indices[..., 1]
+        if span_indices_mask is None:
+            span_indices_mask = span_indices.new_ones(span_indices.shape[:2], dtype=torch.bool)
+        # Shape: (num_kept,) each: the batch row and span slot of every unmasked span.
+        rows, slots = span_indices_mask.bool().nonzero(as_tuple=True)
+        starts, ends = span_indices[rows, slots, 0], span_indices[rows, slots, 1]
         if (starts < 0).any() or (ends >= sequence_tensor.size(1)).any() or (starts > ends).any():
             raise IndexError(
                 f"Unmasked span out of range for a sequence of length {sequence_tensor.size(1)} "
                 "(or start > end)."
             )
-        # Shape: (batch_size, num_spans, max_span_width, input_dim) and
-        #        (batch_size, num_spans, max_span_width)
-        span_vectors, span_mask = util.batched_span_select(sequence_tensor, span_indices)
+        widths = ends - starts + 1
+        # Shape: (num_tokens,) each: the kept span a token belongs to, and its position.
+        owners = torch.repeat_interleave(torch.arange(rows.numel(), device=rows.device), widths)
+        firsts = torch.cumsum(widths, 0) - widths
+        positions = (
+            starts[owners] + torch.arange(owners.numel(), device=rows.device) - firsts[owners]
+        )
         if sequence_mask is not None:
-            # Shape: (batch_size, num_spans, max_span_width)
-            token_mask = util.batched_span_select(sequence_mask.unsqueeze(-1), span_indices)[0]
-            span_mask = span_mask & token_mask.squeeze(-1).bool()
-        # Shape: (batch_size, num_spans, input_dim)
-        return self._pool(span_vectors, span_mask.unsqueeze(-1))
+            inside = sequence_mask[rows[owners], positions].bool()
+            owners, positions = owners[inside], positions[inside]
+        # Shape: (num_tokens, input_dim)
+        token_vectors = sequence_tensor[rows[owners], positions]
+        # Shape: (batch_size, num_spans, input_dim); connected to the sequence even if no span is
+        # kept, so that DDP sees a gradient for every parameter behind it.
+        pooled = sequence_tensor.new_zeros(*span_indices.shape[:2], self._input_dim) + (
+            sequence_tensor.sum() * 0.0
+        )
+        pooled[rows, slots] = self._pool(token_vectors, owners, rows.numel())
+        return pooled  # type: ignore[return-value]
 
-    def _pool(self, span_vectors: torch.FloatTensor, mask: torch.BoolTensor) -> torch.FloatTensor:
+    def _pool(
+        self, token_vectors: torch.Tensor, owners: torch.LongTensor, num_spans: int
+    ) -> torch.Tensor:
         """
-        Pools `span_vectors` of shape `(batch_size, num_spans, max_span_width, input_dim)` over
-        the span width, where `mask` of shape `(batch_size, num_spans, max_span_width, 1)` is
-        true; returns `(batch_size, num_spans, input_dim)`.
+        Pools `token_vectors` of shape `(num_tokens, input_dim)`, the tokens of `num_spans` spans
+        packed, where `owners` of shape `(num_tokens,)` gives each token's span; returns
+        `(num_spans, input_dim)`, zeros for a span without tokens.
         """
         raise NotImplementedError
