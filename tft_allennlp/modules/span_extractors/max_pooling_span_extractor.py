@@ -16,7 +16,7 @@ class MaxPoolingSpanExtractor(PoolingSpanExtractor):
     """
 
     def _pool(
-        self, token_vectors: torch.Tensor, owners: torch.LongTensor, num_spans: int
+        self, token_vectors: torch.Tensor, owners: torch.Tensor, num_spans: int
     ) -> torch.Tensor:
         # Shape: (num_spans, input_dim). Tied maxima share the gradient (`torch.max` over a
         # padded dimension gives it to one of them).

@@ -15,7 +15,7 @@ class MeanPoolingSpanExtractor(PoolingSpanExtractor):
     """
 
     def _pool(
-        self, token_vectors: torch.Tensor, owners: torch.LongTensor, num_spans: int
+        self, token_vectors: torch.Tensor, owners: torch.Tensor, num_spans: int
     ) -> torch.Tensor:
         # Shape: (num_spans, input_dim) and (num_spans, 1)
         sums = token_vectors.new_zeros(num_spans, token_vectors.size(-1)).index_add(

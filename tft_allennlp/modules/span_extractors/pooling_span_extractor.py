@@ -65,10 +65,14 @@ class PoolingSpanExtractor(SpanExtractorWithSpanWidthEmbedding):
                 f"Expected sequence vectors of size {self._input_dim}, "
                 f"got {sequence_tensor.size(-1)}."
             )
-        if span_indices_mask is None:
-            span_indices_mask = span_indices.new_ones(span_indices.shape[:2], dtype=torch.bool)
+        # Shape: (batch_size, num_spans)
+        kept = (
+            span_indices.new_ones(span_indices.shape[:2], dtype=torch.bool)
+            if span_indices_mask is None
+            else span_indices_mask.bool()
+        )
         # Shape: (num_kept,) each: the batch row and span slot of every unmasked span.
-        rows, slots = span_indices_mask.bool().nonzero(as_tuple=True)
+        rows, slots = kept.nonzero(as_tuple=True)
         starts, ends = span_indices[rows, slots, 0], span_indices[rows, slots, 1]
         if (starts < 0).any() or (ends >= sequence_tensor.size(1)).any() or (starts > ends).any():
             raise IndexError(
@@ -96,7 +100,7 @@ class PoolingSpanExtractor(SpanExtractorWithSpanWidthEmbedding):
         return pooled  # type: ignore[return-value]
 
     def _pool(
-        self, token_vectors: torch.Tensor, owners: torch.LongTensor, num_spans: int
+        self, token_vectors: torch.Tensor, owners: torch.Tensor, num_spans: int
     ) -> torch.Tensor:
         """
         Pools `token_vectors` of shape `(num_tokens, input_dim)`, the tokens of `num_spans` spans
