@@ -706,6 +706,32 @@ def test_a_killed_run_resumes_from_its_checkpoint_and_ends_as_if_uninterrupted(
     assert log.count("Beginning training.") == 2
 
 
+def test_a_resumption_that_sigkill_ended_resumes_again_rather_than_start_from_scratch(
+    tmp_path, tiny_bert, caplog
+):
+    # Registers `test_sigkill` (the runs are forked from this process).
+    import tests.training.callbacks.sigkill  # noqa: F401
+
+    # Killed in the second epoch, after the first epoch's checkpoint (a fresh attempt); then at
+    # the next batch (the resumption, as an out-of-memory killer would); the third attempt must
+    # resume again, not throw the first epoch away.
+    kills = [
+        {"type": "test_sigkill", "epoch": 1, "batch": 1},
+        {"type": "test_sigkill", "epoch": 1, "batch": 2, "marker": "second.done"},
+    ]
+    killed = dataclasses.replace(one_run_grid(tmp_path / "killed", tiny_bert, kills), retries=2)
+    with forked_experiment_runs(), caplog.at_level(logging.INFO, "tft_allennlp.experiments"):
+        assert list(run_experiment(killed).values()) == ["done"]
+    outcomes = [json.loads(line)["outcome"] for line in open(tmp_path / "killed/attempts.jsonl")]
+    assert outcomes == ["failed", "failed", "done"]
+    assert caplog.text.count("Resuming") == 2 and caplog.text.count("Starting") == 1
+    (run,) = killed.glue_runs({})
+    log = open(os.path.join(run.directory, "train.log")).read()
+    assert log.count("Beginning training.") == 3
+    # Two epochs, each validated once: the first was not trained again.
+    assert log.count("Validating") == 2
+
+
 def test_a_signal_that_kills_a_finished_run_as_it_exits_leaves_it_done(tmp_path, tiny_bert):
     # Registers `test_sigkill` (the runs are forked from this process).
     import tests.training.callbacks.sigkill  # noqa: F401

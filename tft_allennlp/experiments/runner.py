@@ -11,7 +11,8 @@ reported as failed. An attempt that was killed (a crash, or the machine or the h
 resumes from the last checkpoint its directory holds when that run's config is this one
 (`resumable`: `allennlp train --recover`, which the project's configs make end as an uninterrupted
 run would, bit for bit); anything else, and an attempt after a resumption that failed, starts from
-scratch.
+scratch. A resumption that SIGKILL ended (an out-of-memory killer) did not fail by itself: the
+attempt after it resumes again.
 
 Order and dependencies (`plan.py`): injections, then the recipe sweep on the base models, then
 the reported grid seed by seed. A fine-tuning of an injected encoder waits for its injection; a
@@ -412,8 +413,8 @@ class ExperimentRunner:
                 logger.warning("Retrying %s (attempt %d)", run.directory, attempt + 1)
             resume = not resume_failed and resumable(run.directory, training)
             outcome = self._try(run, training, resume, recorded)
-            resume_failed = resume and outcome != "done"
-            if outcome != "failed":
+            resume_failed = resume and outcome not in ("done", "killed")
+            if outcome not in ("failed", "killed"):
                 return outcome == "done"
         return False
 
@@ -424,8 +425,9 @@ class ExperimentRunner:
 
     def _try(self, run: Run, training: Training, resume: bool, recorded: Optional[str]) -> str:
         """
-        One attempt: "done"; "failed"; or "final" for an injection that exported another
-        encoder than the one it `recorded` (another attempt would not make that one).
+        One attempt: "done"; "failed"; "killed" (by SIGKILL, recorded as failed); or "final"
+        for an injection that exported another encoder than the one it `recorded` (another
+        attempt would not make that one).
         """
         started = time.time()
         if resume:
@@ -433,10 +435,11 @@ class ExperimentRunner:
         else:
             logger.info("Starting %s", run.directory)
         try:
-            succeeded = self._execute(run, training, resume)
+            outcome = self._execute(run, training, resume)
         except RunStopped:
             self._record(run, started, "stopped")
             raise
+        succeeded = outcome == "done"
         other_encoder = (
             succeeded and isinstance(run, InjectionRun) and not self._same_encoder(run, recorded)
         )
@@ -448,7 +451,7 @@ class ExperimentRunner:
             if isinstance(run, GlueRun) and not self.spec.keep_weights:
                 _delete_weights(run.directory)
             logger.info("Finished %s in %.0f s", run.directory, time.time() - started)
-        return "done" if succeeded else "failed"
+        return "done" if succeeded else outcome
 
     def _training(self, run: Run, slot: int) -> Training:
         """
@@ -469,17 +472,16 @@ class ExperimentRunner:
             os.replace(draft, config)
         return config, overrides, environment
 
-    def _execute(self, run: Run, training: Training, resume: bool) -> bool:
+    def _execute(self, run: Run, training: Training, resume: bool) -> str:
         """
         Trains `run` as `_training` says, with `resume` on from its checkpoint (an injection:
-        then exports its encoder).
+        then exports its encoder); `allennlp_train`'s outcome.
         """
         config, overrides, environment = training
-        if not allennlp_train(config, run.directory, overrides, environment, resume):
-            return False
-        if isinstance(run, InjectionRun):
+        outcome = allennlp_train(config, run.directory, overrides, environment, resume)
+        if outcome == "done" and isinstance(run, InjectionRun):
             export_encoder(os.path.join(run.directory, "model.tar.gz"), run.encoder)
-        return True
+        return outcome
 
     def _same_encoder(self, run: InjectionRun, recorded: Optional[str]) -> bool:
         """

@@ -69,13 +69,14 @@ def allennlp_train(
     overrides: Dict[str, Any],
     environment: Dict[str, str],
     resume: bool = False,
-) -> bool:
+) -> str:
     """
     `allennlp train CONFIG -s DIRECTORY -f -o OVERRIDES` in a child process (with `resume`,
     `--recover` instead of `-f`: on from the checkpoint in DIRECTORY), its output in
     `DIRECTORY.log` while it runs and moved to `DIRECTORY/train.log` after (a resumed run's
-    after the log of the attempts before it); True on success. Raises `RunStopped` if it
-    stopped on a signal.
+    after the log of the attempts before it). Returns "done"; "killed" if SIGKILL ended it (an
+    out-of-memory killer, a `kill -9`: nothing the run did, so its checkpoints are as good as
+    before); or "failed". Raises `RunStopped` if it stopped on a signal.
     """
     log_path = directory.rstrip("/") + ".log"
     os.makedirs(os.path.dirname(log_path), exist_ok=True)
@@ -97,7 +98,9 @@ def allennlp_train(
     # A stop signal that killed the process once it had let go of the signals, as it exited,
     # came after the run had finished: its metrics and archive were written under the signals'
     # hold, and the run is done.
-    return (returncode == 0 or -returncode in STOP_SIGNALS) and finished
+    if (returncode == 0 or -returncode in STOP_SIGNALS) and finished:
+        return "done"
+    return "killed" if returncode in (-signal.SIGKILL, 128 + signal.SIGKILL) else "failed"
 
 
 def _stop_when_parent_dies() -> None:

@@ -14,7 +14,8 @@ out-of-memory killer or a preempted machine would (or sends it `signal`, e.g. a 
 With `parent: true` it signals its parent process instead (a grid's harness running it). With
 `teardown_aborts: true` the process it signals also aborts (SIGABRT) if it reaches the
 interpreter's teardown, as a gloo worker's threads now and then made it do after a stop.
-A marker file in the serialization directory makes the `--recover` run go past that moment.
+A marker file in the serialization directory (`marker`, default `sigkill.done`) makes the
+`--recover` run go past that moment; two callbacks with their own markers kill twice.
 """
 
 import atexit
@@ -43,6 +44,7 @@ class SigkillCallback(TrainerCallback):
         rank: int = 0,
         parent: bool = False,
         teardown_aborts: bool = False,
+        marker: str = MARKER,
     ) -> None:
         super().__init__(serialization_dir)
         self._parent = parent
@@ -51,7 +53,7 @@ class SigkillCallback(TrainerCallback):
         self._batch = batch
         self._signal = getattr(signal_module, signal)
         self._rank = rank
-        self._marker = os.path.join(serialization_dir, MARKER)
+        self._marker = os.path.join(serialization_dir, marker)
         if at in ("model_state", "training_state"):
             _kill_while_saving(f"{at}_e{epoch}_b{batch}.th", self._kill_once)
         elif at == "archive":
