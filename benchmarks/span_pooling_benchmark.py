@@ -19,10 +19,14 @@ import argparse
 import json
 import os
 import random
+import sys
 import time
 from typing import Any, Dict, List, Optional
 
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from injection_memory_benchmark import _peak_in_child  # noqa: E402
 
 CONFIG = os.path.join(os.path.dirname(__file__), "..", "training_configs/injection/tft.jsonnet")
 
@@ -155,34 +159,6 @@ def _packed_elements(batch: Dict[str, Any], model: Any) -> int:
         kept = spans[..., 0] >= 0
         total += int((spans[..., 1] - spans[..., 0] + 1)[kept].sum()) * dim
     return total
-
-
-def _peak_in_child(work: Any) -> float:
-    """
-    How far (GB) the resident memory of a forked child that does `work` rose above its start:
-    its high-water mark is reset first (`/proc/self/clear_refs`; a child inherits the parent's).
-    """
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(read)
-        with open("/proc/self/clear_refs", "w") as handle:
-            handle.write("5")
-        start = _status_kb("VmRSS")
-        work()
-        os.write(write, str(_status_kb("VmHWM") - start).encode())
-        os._exit(0)
-    os.close(write)
-    with os.fdopen(read) as handle:
-        added_kb = int(handle.read())
-    os.waitpid(pid, 0)
-    return round(added_kb / 2**20, 2)
-
-
-def _status_kb(field: str) -> int:
-    with open("/proc/self/status") as handle:
-        line = next(line for line in handle if line.startswith(field + ":"))
-    return int(line.split()[1])
 
 
 if __name__ == "__main__":

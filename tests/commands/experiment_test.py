@@ -567,26 +567,12 @@ def test_two_processes_on_one_grid_never_run_a_run_twice(tmp_path, tiny_bert):
 def test_a_shard_without_waiting_leaves_runs_that_need_another_shards_injection(
     tmp_path, tiny_bert
 ):
-    spec = ExperimentSpec(
-        output_dir=str(tmp_path),
-        base_models={"tiny": tiny_bert},
-        tasks=["stsb"],
-        glue_dir="g",
-        variants=["none", "tft"],
-        train_sizes=[8],
-        paraphrase_corpus="corpus.jsonl",
-    )
+    spec = stsb_injection_spec(tmp_path, tiny_bert)
     injection = next(spec.injection_runs())
     none_run, tft_run = spec.glue_runs({})
-    # A shard count and index that give the fine-tuning of the injected encoder to one shard
-    # and its injection and the base model's run to others.
-    shard = next(
-        (i, n)
-        for n in range(2, 20)
-        for i in range(n)
-        if ExperimentRunner(spec, shard=(i, n)).owns(tft_run)
-        and not any(ExperimentRunner(spec, shard=(i, n)).owns(run) for run in (injection, none_run))
-    )
+    # The fine-tuning of the injected encoder in one shard, its injection and the base model's
+    # run in others.
+    shard = shard_owning(spec, [tft_run], [injection, none_run])
     statuses = ExperimentRunner(spec, shard=shard, wait=False).run()
     assert statuses == {tft_run.directory: "waiting"}
     # Once the owner of the injection has marked it failed, the fine-tuning fails at once.
@@ -598,25 +584,11 @@ def test_a_shard_without_waiting_leaves_runs_that_need_another_shards_injection(
 def test_a_process_without_injections_leaves_them_and_their_fine_tunings_to_others(
     tmp_path, tiny_bert
 ):
-    spec = ExperimentSpec(
-        output_dir=str(tmp_path),
-        base_models={"tiny": tiny_bert},
-        tasks=["stsb"],
-        glue_dir="g",
-        variants=["none", "tft"],
-        train_sizes=[8],
-        paraphrase_corpus="corpus.jsonl",
-    )
+    spec = stsb_injection_spec(tmp_path, tiny_bert)
     injection = next(spec.injection_runs())
     none_run, tft_run = spec.glue_runs({})
     # A shard that owns the injection and the fine-tuning of its encoder, not the base model's run.
-    shard = next(
-        (i, n)
-        for n in range(2, 20)
-        for i in range(n)
-        if all(ExperimentRunner(spec, shard=(i, n)).owns(run) for run in (injection, tft_run))
-        and not ExperimentRunner(spec, shard=(i, n)).owns(none_run)
-    )
+    shard = shard_owning(spec, [injection, tft_run], [none_run])
     statuses = ExperimentRunner(spec, shard=shard, wait=False, injections=False).run()
     assert statuses == {injection.directory: "waiting", tft_run.directory: "waiting"}
     assert not os.path.exists(injection.directory)
@@ -626,6 +598,30 @@ def test_a_process_without_injections_leaves_them_and_their_fine_tunings_to_othe
     Experiment().add_subparser(parser.add_subparsers())
     assert parser.parse_args(["tft-experiment", "s", "--no-injections"]).no_injections
     assert not parser.parse_args(["tft-experiment", "s"]).no_injections
+
+
+def stsb_injection_spec(directory, tiny_bert):
+    """A grid of STS-B at 8 pairs, `none` and `tft` (its corpus and GLUE files are not there)."""
+    return ExperimentSpec(
+        output_dir=str(directory),
+        base_models={"tiny": tiny_bert},
+        tasks=["stsb"],
+        glue_dir="g",
+        variants=["none", "tft"],
+        train_sizes=[8],
+        paraphrase_corpus="corpus.jsonl",
+    )
+
+
+def shard_owning(spec, mine, theirs):
+    """The first shard `(i, n)` that owns every run of `mine` and none of `theirs`."""
+    return next(
+        (i, n)
+        for n in range(2, 20)
+        for i in range(n)
+        if all(ExperimentRunner(spec, shard=(i, n)).owns(run) for run in mine)
+        and not any(ExperimentRunner(spec, shard=(i, n)).owns(run) for run in theirs)
+    )
 
 
 def test_a_run_that_a_grid_of_reuse_from_is_training_is_waited_for_not_trained_twice(

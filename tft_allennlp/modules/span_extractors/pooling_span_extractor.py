@@ -14,8 +14,8 @@ class PoolingSpanExtractor(SpanExtractorWithSpanWidthEmbedding):
     The tokens of all spans are pooled packed, one row per token inside a span, not padded to
     the longest span of the batch as AllenNLP's extractors do (`batched_span_select`): phrases
     are mostly a few wordpieces long, but one long phrase in a batch made about 96% of that
-    padded tensor padding in the multi-source injection (`benchmarks/RESULTS.md`, "Span
-    pooling").
+    padded tensor padding in the multi-source injection, and padding cost up to 3 GB of its
+    worst step (`benchmarks/RESULTS.md`, "Injection memory").
 
     Padded spans, `(-1, -1)` in AllenNLP's `ListField[SpanField]` padding and masked out by
     `span_indices_mask`, come out as zeros; only unmasked spans are checked for range.
