@@ -834,7 +834,10 @@ def test_report_only_rewrites_the_outputs_without_running_anything(experiment):
     assert open(os.path.join(output, "spec.json")).read() == spec  # the spec reported with
 
 
-def test_a_grid_takes_the_runs_another_grid_finished_with_the_same_config(experiment, tmp_path):
+def test_a_grid_takes_the_runs_another_grid_finished_with_the_same_config(
+    experiment, tmp_path, caplog
+):
+    caplog.set_level(logging.INFO, "tft_allennlp.experiments")
     source = experiment.output_dir
     spec_values = {
         key: value for key, value in json.loads(experiment.dumps()).items() if key != "output_dir"
@@ -916,6 +919,7 @@ def test_a_grid_takes_the_runs_another_grid_finished_with_the_same_config(experi
     ):
         for path in hidden:
             os.rename(path, path + ".away")
+        caplog.clear()
         try:
             spec, _, outcomes = grid(name, **values)
             attempts = [json.loads(line) for line in open(tmp_path / name / "attempts.jsonl")]
@@ -938,6 +942,13 @@ def test_a_grid_takes_the_runs_another_grid_finished_with_the_same_config(experi
                 r for r in distinct(spec) if os.path.exists(f"{tmp_path}/{name}/{r}.not_taken")
             }
             assert marked == {r for r in distinct(spec) if r.startswith("glue/tiny/tft/")}
+            # Why a run the source finished ran again is said, with the key that differs.
+            assert (
+                f"Not reusing glue/tiny/none/paper/stsb/n8/seed1 from {source}: its config"
+                " differs at data_loader.batch_size" in caplog.messages
+            )
+        else:
+            assert not [m for m in caplog.messages if m.startswith("Not reusing")], name
         if name == "fresh_unrecorded":
             expected.update({r: "done" for r in expected if r.startswith("glue/tiny/tft/")})
             expected["injection/tiny/tft"] = "done"
@@ -1016,7 +1027,10 @@ def test_only_a_finished_run_with_the_same_trained_config_is_reusable(tmp_path):
     (theirs / "encoder/config.json").write_text("{}")
     assert find_reusable(run, config, str(tmp_path / "b"), grids) == grids[0]
     other = {**config, "trainer": {"callbacks": [{"type": "tft_recover_finished_run"}]}}
-    assert find_reusable(run, other, str(tmp_path / "b"), grids) is None
+    differences: list = []
+    assert find_reusable(run, other, str(tmp_path / "b"), grids, differences) is None
+    # The grid that finished it with another config is named, with the first key that differs.
+    assert differences == [(grids[0], "trainer.callbacks.0.type")]
 
 
 def test_a_run_made_before_archives_held_their_encoder_files_is_reusable(tmp_path):

@@ -31,7 +31,7 @@ import json
 import logging
 import os
 import shutil
-from typing import Any, Callable, Dict, List, Optional, Sequence, TypeVar
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar
 
 from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
@@ -77,9 +77,13 @@ def reuse_run(
     if not grids:
         return False
     relative = os.path.relpath(run.directory, spec.output_dir)
-    grid = find_reusable(run, config, spec.output_dir, grids)
+    differences: List[Tuple[str, str]] = []
+    grid = find_reusable(run, config, spec.output_dir, grids, differences)
     if grid is None:
-        logger.info("%s: no grid of reuse_from finished it with this config", relative)
+        # A run no grid finished just starts; one finished with another config says where, so
+        # that a reuse the user expected and did not get can be traced to its key.
+        for theirs, key in differences:
+            logger.info("Not reusing %s from %s: its config differs at %s", relative, theirs, key)
         return False
     copy_run(grid, relative, spec.output_dir, encoder=isinstance(run, InjectionRun))
     logger.info("Reused %s from %s", relative, grid)
@@ -250,12 +254,14 @@ def find_reusable(
     config: Dict[str, Any],
     my_grid: str,
     grids: Sequence[str],
+    differences: Optional[List[Tuple[str, str]]] = None,
     finished: Callable[[Run], bool] = is_finished,
 ) -> Optional[str]:
     """
     The first of `grids` where this grid's `run` (in `my_grid`) is `finished` (by default
     `is_finished`: an injection with its exported encoder) with `config` (this grid's config of
-    it, see `config_difference`); None if none did.
+    it, see `config_difference`); None if none did. Each grid before it that finished the run
+    with another config is appended to `differences`, with the first key that differs.
     """
     for grid in grids:
         theirs = in_grid(run, my_grid, grid)
@@ -264,8 +270,11 @@ def find_reusable(
             continue
         with open(config_path) as handle:
             their_config = json.load(handle)
-        if config_difference(_trained(config), _trained(their_config), grid, my_grid) is None:
+        key = config_difference(_trained(config), _trained(their_config), grid, my_grid)
+        if key is None:
             return grid
+        if differences is not None:
+            differences.append((grid, key))
     return None
 
 
