@@ -128,11 +128,11 @@ def instance_ids(reader_params, path):
 
 
 UNEVEN = {
-    # family, lines: 1,001 give the two workers 501 and 500 lines, so with batches of 25 one
-    # worker has a batch more; 1 line gives one worker no data at all.
-    "glue-1001": ("glue", 1001),
+    # family, lines: 101 give the two workers 51 and 50 lines, so with batches of 25 one worker
+    # has a batch more; 1 line gives one worker no data at all.
+    "glue-101": ("glue", 101),
     "glue-1": ("glue", 1),
-    "injection-1001": ("injection", 1001),
+    "injection-101": ("injection", 101),
     "injection-1": ("injection", 1),
 }
 
