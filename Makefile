@@ -31,8 +31,15 @@ $(STAMP): $(LOCK) setup.py
 	mkdir -p $(VENV)/nltk_data/tokenizers/punkt
 	touch $(STAMP)
 
+# The suite runs in one pytest-xdist worker per core (at most 4), each test file in one worker, so
+# that a file's fixtures are built once and its distributed tests never share a port; each
+# worker's torch on one thread. PYTEST_WORKERS=0 runs it in this process.
+PYTEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); echo $$(( n < 4 ? n : 4 )))
+XDIST := $(if $(filter 0,$(PYTEST_WORKERS)),-p no:xdist,-n $(PYTEST_WORKERS) --dist loadfile)
+XDIST_ENV := $(if $(filter 0,$(PYTEST_WORKERS)),,OMP_NUM_THREADS=1)
+
 test: setup
-	$(OFFLINE) $(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(OFFLINE) $(XDIST_ENV) $(BIN)/python -m pytest $(XDIST) $(PYTEST_ARGS)
 
 # Formatting, lint rules and types (pyproject.toml): `ruff format .` fixes the formatting; mypy
 # checks the package's types.
