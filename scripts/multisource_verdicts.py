@@ -10,7 +10,6 @@ Each table is one family for Holm's adjustment (`claims_verdicts`):
 - H1 at 1k and on the whole sets: each injection minus `none`;
 - more, more varied paraphrases: each multi-source injection minus its Quora-only one;
 - H2: the gain at 1k minus the gain on the whole set (Welch);
-  (on the whole sets without `tft_simple_multi`, whose cells were cut for CPU time: `CUT`)
 - H3: `tft_simple_multi - tft_multi`; H4: SST-2 and CoLA at 1k;
 - size against domain: the 11k single-source injections and `tft_multi` minus `none`, and
   each single-source one minus `tft_multi` (MRPC, STS-B at 1k);
@@ -18,8 +17,10 @@ Each table is one family for Holm's adjustment (`claims_verdicts`):
 - small against large: MiniLM `none`, `tft_multi`, `tft_simple_multi` minus all-mpnet-base-v2
   `none` at 1k.
 
-A grid that has not written its `runs.csv` yet is named in the file's header and its tables
-stay empty. Writes `results/claims/verdicts_multisource.md` and `verdicts_multisource.png`:
+The whole-set tables leave out `tft_simple_multi`, whose cells were cut for CPU time (`CUT`, in
+the file's header). A grid that has not written its `runs.csv` yet is named in the file's header
+and its tables stay empty. Writes `results/claims/verdicts_multisource.md` and
+`verdicts_multisource.png`:
 
     python -m scripts.multisource_verdicts
 
