@@ -21,7 +21,7 @@ $pip install --no-deps $(grep -E "$no_deps" <<<"$pins")
 $pip install $(grep -vE "$no_deps" <<<"$pins")
 {
   echo "# Full transitive lock of requirements.txt for Python $version, written by \`make lock\`;"
-  echo "# installed by \`make setup\` with \`pip install --no-deps -r $lock\`. Do not edit by hand."
+  echo "# installed by \`make setup\` with --no-deps (\`uv pip install\`, or pip). Do not edit by hand."
   "$scratch/venv/bin/pip" freeze --all --exclude-editable | grep -vE '^(pip|wheel)==' | LC_ALL=C sort -f
 } > "$lock"
 echo "wrote $lock ($(grep -c '==' "$lock") packages)"
