@@ -1,7 +1,7 @@
 """
-`make setup`'s installers side by side: the lock installed with `--no-deps` into a fresh venv by
-pip and by uv (the lock's own `uv==` pin, with `--compile-bytecode`, since pip compiles too),
-alternately, without a cache (as CI installs), and the wall and CPU seconds of each install.
+`make setup`'s installers side by side: `make setup INSTALLER=pip` and `INSTALLER=uv` (the lock's
+own `uv==` pin, with `--compile-bytecode`, since pip compiles too) into a fresh venv, alternately,
+without a cache (as CI installs), and the wall and CPU seconds of each.
 
     python benchmarks/setup_benchmark.py [--lock requirements.lock.txt] [--rounds 1]
 
@@ -12,11 +12,9 @@ venv is removed after its install.
 import argparse
 import os
 import pathlib
-import re
 import resource
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 
@@ -29,32 +27,23 @@ def children_cpu() -> float:
 
 
 def install(installer: str, lock: pathlib.Path, scratch: pathlib.Path) -> tuple:
-    """(wall seconds, CPU seconds) of one install of `lock` into a fresh venv by `installer`."""
+    """
+    (wall seconds, CPU seconds) of `make setup INSTALLER=installer` of `lock` into a fresh venv,
+    which is then removed. Fails if uv fell back to pip.
+    """
     venv = scratch / f"venv-{installer}"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    pip = [str(venv / "bin/pip"), "install", "--quiet", "--disable-pip-version-check", "--no-deps"]
+    command = ["make", "-s", "setup", f"VENV={venv}", f"LOCK={lock}", f"INSTALLER={installer}"]
     environment = {**os.environ, "PIP_NO_CACHE_DIR": "1", "UV_NO_CACHE": "1"}
-    if installer == "uv":
-        # Installing uv itself is part of uv's time, as in `make setup`.
-        (uv_pin,) = re.findall(r"^uv==\S+", lock.read_text(), re.MULTILINE)
-        commands = [
-            pip + [uv_pin],
-            [
-                str(venv / "bin/uv"),
-                "pip",
-                "install",
-                "--quiet",
-                "--python",
-                str(venv / "bin/python"),
-            ]
-            + ["--no-deps", "--compile-bytecode", "-r", str(lock)],
-        ]
-    else:
-        commands = [pip + ["-r", str(lock)]]
     cpu, started = children_cpu(), time.monotonic()
-    for command in commands:
-        subprocess.run(command, check=True, env=environment)
+    subprocess.run(command, check=True, env=environment, cwd=ROOT)
     wall, cpu = time.monotonic() - started, children_cpu() - cpu
+    # Every pin but uv itself (pip installs it first) went in with `installer`.
+    pins = [line.split("==")[0] for line in lock.read_text().splitlines() if "==" in line]
+    pinned = {pin.lower().replace("-", "_") for pin in pins}
+    for record in venv.glob("lib/python*/site-packages/*.dist-info/INSTALLER"):
+        name = record.parent.name.split("-")[0].lower()
+        if name in pinned - {"uv"}:
+            assert record.read_text().strip() == installer, f"{installer} did not install {name}"
     shutil.rmtree(venv)
     return wall, cpu
 
