@@ -7,6 +7,9 @@
 #   {twitter,parasci,quora}_11k.jsonl   11,000 pairs of one domain each (Quora: both files),
 #                       aligned by `tft_syntactic`
 #   multisource_learned.jsonl   the same 74,326 pairs, mixed alike, aligned by `tft_learned`
+#                       (its alignment figures; no grid injects it any more)
+#   quora_11k_learned.jsonl   the very pairs of quora_11k.jsonl, in the same order, aligned by
+#                       `tft_learned` (the shuffle that takes them depends on the count alone)
 # Each source is aligned once per aligner by `allennlp tft-align` (a few minutes each on one
 # core); its summary goes to runs/corpora/<source>[_learned].log. The aligners are named, not
 # the default, and the paths are part of the grids' committed injection configs: keep both.
@@ -51,6 +54,11 @@ mix quora_11k quora=$out/quora_all.jsonl --take 11000
 
 align _learned tft_learned
 mix_all multisource_learned _learned
+if [[ ! -s $out/quora_all_learned.jsonl ]]; then
+  cat $out/quora_duplicates_learned.jsonl $out/quora_more_learned.jsonl > $out/quora_all_learned.jsonl.tmp
+  mv $out/quora_all_learned.jsonl.tmp $out/quora_all_learned.jsonl
+fi
+mix quora_11k_learned quora=$out/quora_all_learned.jsonl --take 11000
 for suffix in "" _learned; do
   python -m scripts.mix_corpora - --stats twitter=$out/twitter_url$suffix.jsonl \
     parasci=$out/parasci_acl$suffix.jsonl quora=$out/quora_duplicates$suffix.jsonl \

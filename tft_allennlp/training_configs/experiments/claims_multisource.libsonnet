@@ -5,8 +5,8 @@
 // resumes it with --recover). Corpora: `bash scripts/multisource_corpora.sh` (runs/corpora/):
 //   tft_multi, tft_simple_multi   the 74,326 pairs of Twitter URL, ParaSCI-ACL and Quora, mixed
 //   tft_twitter, tft_parasci, tft_quora   11,000 pairs of one source each (`tft`)
-//   tft_multi_learned   the 74,326 pairs aligned by the learned aligner `tft_learned` (`tft`);
-//                       the others are aligned by the rule-based `tft_syntactic`
+//   tft_quora_learned   tft_quora's 11,000 pairs aligned by the learned aligner `tft_learned`
+//                       (`tft`); the others are aligned by the rule-based `tft_syntactic`
 // Every run of these grids, injections and fine-tunings, autocasts to bfloat16 on the CPU
 // (tft_mixed_precision): 1.6-1.9 times faster steps on this machine's AVX512-BF16, dev scores
 // within 0.1 point of float32's but MRPC F1 (-1.0 +- 0.6, 3 seeds) and the same injection
@@ -37,6 +37,6 @@ local injection(variant, corpus) = {
     tft_twitter: injection('tft', 'twitter_11k'),
     tft_parasci: injection('tft', 'parasci_11k'),
     tft_quora: injection('tft', 'quora_11k'),
-    tft_multi_learned: injection('tft', 'multisource_learned'),
+    tft_quora_learned: injection('tft', 'quora_11k_learned'),
   },
 }

@@ -8,6 +8,11 @@
 // here) and 9 whole-set fine-tunings (about 3 more), while at 1k, with 10 seeds, it differs from
 // `tft_multi` by at most 1 point on every task, significant nowhere (H3,
 // results/claims/verdicts_multisource.md).
+// Cut whole (28 November), after two sweep runs of `none`: `tft_multi` is a 74k injection of 4-6
+// one-core hours that must end, and be fine-tuned here (about 4 more core-hours), on the machine
+// that builds it, since encoders are not in git and do not reproduce across machines; the
+// project's machines live a 3-hour session, and three 74k injections were lost with theirs.
+// scripts/multisource_grids.sh no longer runs it; it stays as the record of that design.
 // TFT_EXPERIMENT_DIR=results/claims_multisource_whole_cpu/experiment.
 local whole = import 'claims_whole_cpu.jsonnet';
 local multisource = import 'claims_multisource.libsonnet';
