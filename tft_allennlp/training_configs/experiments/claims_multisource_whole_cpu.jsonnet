@@ -11,7 +11,8 @@
 // Cut whole (28 November), after two sweep runs of `none`: `tft_multi` is a 74k injection of 4-6
 // one-core hours that must end, and be fine-tuned here (about 4 more core-hours), on the machine
 // that builds it, since encoders are not in git and do not reproduce across machines; the
-// project's machines live a 3-hour session, and three 74k injections were lost with theirs.
+// project's machines may not outlive a 3-hour session, and the 74k injection of the aligner grid
+// was lost three times (results/alignment_multisource_cpu/README.md).
 // scripts/multisource_grids.sh no longer runs it; it stays as the record of that design.
 // TFT_EXPERIMENT_DIR=results/claims_multisource_whole_cpu/experiment.
 local whole = import 'claims_whole_cpu.jsonnet';
