@@ -1,7 +1,7 @@
 """
 The user documentation (README.md, docs/, results/README.md) stays true to the repository: the
-package tree of docs/development.md lists exactly the package's modules and folders, every
-relative link leads to a file, and no internal issue number is left for a reader to decode.
+package tree of docs/development.md and the scripts' list in results/README.md name exactly the
+package's modules and folders and the scripts, every relative link leads to a file, and no internal issue number is left for a reader to decode.
 """
 
 import re
@@ -20,10 +20,17 @@ TREE_ROOTS = ("tft_allennlp", "scripts")
 
 
 def tree_block():
-    text = (PROJECT_ROOT / "docs/development.md").read_text()
-    match = re.search(r"## Package tree\n.*?```\n(.*?)```", text, re.DOTALL)
-    assert match, "docs/development.md: no code block under '## Package tree'"
-    return match.group(1)
+    """The package tree of docs/development.md, then the scripts' of results/README.md."""
+    blocks = []
+    for page, heading in (
+        ("docs/development.md", "Package tree"),
+        ("results/README.md", "Scripts"),
+    ):
+        text = (PROJECT_ROOT / page).read_text()
+        match = re.search(rf"## {heading}\n.*?```\n(.*?)```", text, re.DOTALL)
+        assert match, f"{page}: no code block under '## {heading}'"
+        blocks.append(match.group(1))
+    return "".join(blocks)
 
 
 def tree_paths(block):

@@ -22,15 +22,18 @@ fails with `[Errno 28]`.
 
 import argparse
 import dataclasses
+import io
 import json
 import os
 import pathlib
+import pickle
 import resource
 import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tarfile
 import threading
 import time
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
@@ -74,6 +77,8 @@ class Run:
     environment: Dict[str, str] = dataclasses.field(default_factory=dict)
     file_size_limit: Optional[int] = None
     before: Optional[Callable[[], None]] = None  # e.g. another command first
+    # Whether the command left what it must not touch as it was (checked after any outcome).
+    harmless: Optional[Callable[[], bool]] = None
 
 
 @dataclasses.dataclass
@@ -142,6 +147,8 @@ def classify(case: Case, run: Run, outcome: Outcome, directory: pathlib.Path) ->
     """ "clear error", "correct", "traceback" or "silent", as the module docstring says."""
     if outcome.returncode is None:
         return "silent"  # a hang
+    if run.harmless is not None and not run.harmless():
+        return "silent"  # harm done, whatever the command printed
     names = [name.format(dir=directory) for name in case.names]
     if case.expect == "correct":
         if outcome.returncode == 0:
@@ -971,7 +978,191 @@ PREDICT = [
     ),
 ]
 
-CASES: List[Case] = ALIGN + EXPORT + SUBMISSION + EXPERIMENT + TRAIN + EVALUATE + PREDICT
+# Untrusted archives (issue 62, item 1): every kind of malicious member or content, built from the
+# MRPC archive, under every command that opens an archive. Right: exit non-zero with the last line
+# naming the archive, and nothing written outside it nor any of its code run (else "silent").
+
+OUTSIDE = "outside"  # the folder a malicious archive aims at, in the case's directory
+VICTIM = ("victim.txt", "a file of the user's\n")
+
+
+def _member(name: str, data: bytes = b"written by an archive\n") -> Tuple[tarfile.TarInfo, bytes]:
+    info = tarfile.TarInfo(name)
+    info.size = len(data)
+    return info, data
+
+
+def _link(name: str, target: str, kind: bytes) -> Tuple[tarfile.TarInfo, Optional[bytes]]:
+    info = tarfile.TarInfo(name)
+    info.type, info.linkname = kind, target
+    return info, None
+
+
+def _special(name: str, kind: bytes) -> Tuple[tarfile.TarInfo, Optional[bytes]]:
+    info = tarfile.TarInfo(name)
+    info.type = kind
+    info.devmajor, info.devminor = 1, 3  # /dev/null's numbers, for the device
+    return info, None
+
+
+class _Pickled:
+    """Unpickles as a call of `os.system`: what a weights file can hide."""
+
+    def __init__(self, command: str) -> None:
+        self.command = command
+
+    def __reduce__(self):
+        return (os.system, (self.command,))
+
+
+def _edited_config(archive: str, edit: Callable[[dict], None]) -> bytes:
+    with tarfile.open(archive) as tar:
+        config = json.load(tar.extractfile("config.json"))
+    edit(config)
+    return json.dumps(config).encode()
+
+
+def _embedder(config: dict) -> dict:
+    return config["model"]["text_field_embedder"]["token_embedders"]["tokens"]
+
+
+def _remote_code(config: dict) -> None:
+    _embedder(config)["transformer_kwargs"] = {"trust_remote_code": True}
+
+
+REMOTE_CODE = (
+    "import pathlib\n"
+    "from transformers import BertModel\n"
+    "pathlib.Path({marker!r}).write_text('ran')\n"
+    "class EvilModel(BertModel):\n"
+    "    pass\n"
+)
+
+
+def _malicious(kind: str, archive: str, outside: pathlib.Path):
+    """The members `kind` adds to `archive` and the members it replaces (name -> bytes)."""
+    up = "../" * 40 + str(outside).lstrip("/")  # to the root from any extraction folder, and down
+    marker = str(outside / "code_ran")
+    if kind == "'..' path":
+        return [_member(f"{up}/dotdot.txt")], {}
+    if kind == "absolute path":
+        return [_member(f"{outside}/absolute.txt")], {}
+    if kind == "symlink out, then a file through it":
+        return [_link("escape", str(outside), tarfile.SYMTYPE), _member("escape/via_link.txt")], {}
+    if kind == "relative symlink out":
+        return [_link("escape", "../" * 40, tarfile.SYMTYPE)], {}
+    if kind == "hard link to a user's file, then written":
+        target = str(outside / VICTIM[0])
+        return [_link("victim", target, tarfile.LNKTYPE), _member("victim", b"overwritten\n")], {}
+    if kind == "device":
+        return [_special("disk", tarfile.CHRTYPE)], {}
+    if kind == "named pipe":
+        return [_special("pipe", tarfile.FIFOTYPE)], {}
+    if kind == "pickled code as weights":
+        return [], {"weights.th": pickle.dumps(_Pickled(f"touch {marker}"), protocol=2)}
+    if kind == "a dotted type in the config":
+        command = {"type": "os.system", "command": f"touch {marker}"}
+        return [], {
+            "config.json": _edited_config(archive, lambda c: c.update(dataset_reader=command))
+        }
+    if kind == "jsonnet in the config":
+        with tarfile.open(archive) as tar:
+            text = tar.extractfile("config.json").read().decode()
+        leak = f'"model": {{"leak": importstr "{outside / VICTIM[0]}", '
+        return [], {"config.json": text.replace('"model": {', leak, 1).encode()}
+    if kind == "trust_remote_code with code in the archive":
+        with tarfile.open(archive) as tar:
+            (base,) = {
+                os.path.dirname(m.name)
+                for m in tar.getmembers()
+                if m.name.startswith("pretrained_transformers/") and m.name.endswith("config.json")
+            }
+            base_config = json.load(tar.extractfile(f"{base}/config.json"))
+        base_config["auto_map"] = {"AutoModel": "evil_model.EvilModel"}
+        return [_member(f"{base}/evil_model.py", REMOTE_CODE.format(marker=marker).encode())], {
+            "config.json": _edited_config(archive, _remote_code),
+            f"{base}/config.json": json.dumps(base_config).encode(),
+        }
+    raise ValueError(kind)
+
+
+ARCHIVE_KINDS = [
+    "'..' path",
+    "absolute path",
+    "symlink out, then a file through it",
+    "relative symlink out",
+    "hard link to a user's file, then written",
+    "device",
+    "named pipe",
+    "pickled code as weights",
+    "a dotted type in the config",
+    "jsonnet in the config",
+    "trust_remote_code with code in the archive",
+]
+
+
+def malicious_archive(kind: str, archive: str, directory: pathlib.Path) -> str:
+    """`archive` with `kind` of malice, written to `directory`; `outside/` holds the victim."""
+    outside = directory / OUTSIDE
+    outside.mkdir()
+    (outside / VICTIM[0]).write_text(VICTIM[1])
+    extra, replaced = _malicious(kind, archive, outside)
+    path = directory / "model.tar.gz"
+    with tarfile.open(archive) as source, tarfile.open(path, "w:gz") as target:
+        for member in source.getmembers():
+            data = source.extractfile(member).read() if member.isfile() else None
+            if member.name in replaced:
+                data = replaced[member.name]
+                member.size = len(data)
+            target.addfile(member, io.BytesIO(data) if data is not None else None)
+        for member, data in extra:
+            target.addfile(member, io.BytesIO(data) if data is not None else None)
+    return str(path)
+
+
+def outside_untouched(directory: pathlib.Path) -> bool:
+    """Whether `outside/` still holds only the victim file, unchanged."""
+    outside = directory / OUTSIDE
+    return _files(outside) == [VICTIM[0]] and (outside / VICTIM[0]).read_text() == VICTIM[1]
+
+
+def archive_command(command: str, kind: str):
+    def setup(d, a):
+        archive = malicious_archive(kind, os.path.join(a.glue_run, "model.tar.gz"), d)
+        environment = _glue_environment(a)
+        if command == "predict":
+            (d / "in.jsonl").write_text(json.dumps({"sentence1": "A man.", "sentence2": "A dog."}))
+            argv = ["predict", archive, str(d / "in.jsonl"), "--output-file", str(d / "o.jsonl")]
+        elif command == "evaluate":
+            argv = ["evaluate", archive, str(FIXTURES_ROOT / "glue/MRPC/dev.tsv")]
+        elif command == "tft-export":
+            argv = ["tft-export", archive, str(d / "export")]
+        elif command == "tft-glue-submission":
+            argv = ["tft-glue-submission", str(d / "submission"), archive]
+            argv += ["--glue-dir", str(FIXTURES_ROOT / "glue")]
+        else:  # fine-tuning from the archive's encoder
+            argv = _train("glue/mrpc.jsonnet", d, a)
+            environment = {**environment, "TFT_MODEL": archive, "TFT_CACHE": str(d / "cache")}
+        return Run(argv, environment=environment, harmless=lambda: outside_untouched(d))
+
+    return setup
+
+
+ARCHIVE_COMMANDS = ["predict", "evaluate", "tft-export", "tft-glue-submission", "train"]
+SECURITY = [
+    Case(
+        "untrusted archives",
+        f"{command}: {kind}",
+        archive_command(command, kind),
+        "error",
+        ["model.tar.gz"],
+    )
+    for command in ARCHIVE_COMMANDS
+    for kind in ARCHIVE_KINDS
+]
+
+
+CASES: List[Case] = ALIGN + EXPORT + SUBMISSION + EXPERIMENT + TRAIN + EVALUATE + PREDICT + SECURITY
 FAMILIES = list(dict.fromkeys(case.family for case in CASES))
 
 

@@ -27,7 +27,6 @@ import pickle
 import shutil
 import sys
 import tarfile
-import tempfile
 import zlib
 from typing import Iterator, List, Optional
 
@@ -48,6 +47,7 @@ from tft_allennlp.common.output_paths import (
     output_directory,
 )
 from tft_allennlp.common.transformer_source import sentence_transformers_modules
+from tft_allennlp.common.untrusted_archives import extracted_archive
 from tft_allennlp.models.glue_classifier import GlueClassifier
 
 logger = logging.getLogger(__name__)
@@ -208,15 +208,7 @@ def opened_archive(archive_file: str, weights_file: Optional[str] = None) -> Ite
     if os.path.isdir(archive_file):
         yield load_model_archive(archive_file, weights_file)
         return
-    with tempfile.TemporaryDirectory() as directory:
-        try:
-            with tarfile.open(archive_file, "r:gz") as tar:
-                tar.extractall(directory, filter="data")
-        except (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile) as error:
-            raise ConfigurationError(
-                f"{archive_file}: not a readable model archive (a model.tar.gz, or a "
-                f"serialization directory): {error}"
-            ) from None
+    with extracted_archive(archive_file) as directory:
         yield load_model_archive(directory, weights_file, name=archive_file)
 
 
@@ -295,6 +287,12 @@ def _check_paths(archive_file: str, weights_file: Optional[str], output_dir: str
     """A `ConfigurationError` naming the path, before anything is loaded or written."""
     if not os.path.exists(archive_file):
         raise ConfigurationError(f"{archive_file}: no such file or directory.")
+    if _is_hugging_face_folder(archive_file):
+        raise ConfigurationError(
+            f"{archive_file}: a Hugging Face model folder, not a model archive or serialization "
+            f"directory; it is already a checkpoint: train from it as it is (TFT_MODEL="
+            f"{archive_file} allennlp train ...), and export that run's model.tar.gz."
+        )
     if weights_file is not None and not os.path.isfile(weights_file):
         raise ConfigurationError(f"--weights-file {weights_file}: no such file.")
     if not os.path.exists(output_dir):
@@ -311,6 +309,21 @@ def _check_paths(archive_file: str, weights_file: Optional[str], output_dir: str
                     f"{output_dir}: is the directory of {path}; the checkpoint's config.json "
                     "would overwrite the training config there. Give another output directory."
                 )
+
+
+def _is_hugging_face_folder(path: str) -> bool:
+    """Whether `path` is a folder whose config.json is a Hugging Face model's (no AllenNLP
+    `model` and `dataset_reader`)."""
+    try:
+        with open(os.path.join(path, "config.json"), encoding="utf-8") as handle:
+            config = json.load(handle)
+    except (OSError, ValueError):
+        return False
+    return (
+        isinstance(config, dict)
+        and ("model_type" in config or "architectures" in config)
+        and not {"model", "dataset_reader"} & set(config)
+    )
 
 
 def load_model_archive(

@@ -11,7 +11,8 @@ the plugin keeps its own logging as it set it up.
 
 Also here, for the same command line: when the default model `bert-base-uncased` (used because
 `TFT_MODEL` is unset) cannot be loaded, the command ends with one line that names `TFT_MODEL`
-instead of the hub's connection traceback.
+instead of the hub's connection traceback, and a refused archive
+(`tft_allennlp.common.untrusted_archives`) with the one line that names it and the member.
 """
 
 import logging
@@ -153,8 +154,18 @@ def model_hint(error: BaseException) -> Optional[str]:
     )
 
 
+def _is_refusal(error: BaseException) -> bool:
+    """Whether `error` refuses untrusted input (an archive): its message is the one line."""
+    from tft_allennlp.common.untrusted_archives import UntrustedArchiveError
+
+    return isinstance(error, UntrustedArchiveError)
+
+
 def _install_model_hint() -> None:
-    """Wraps `sys.excepthook` so that `model_hint`'s case ends with its one line."""
+    """
+    Wraps `sys.excepthook` so that `model_hint`'s case, and a refused archive
+    (`UntrustedArchiveError`), end with their one line.
+    """
     current: Callable[..., Any] = sys.excepthook
     if getattr(current, "__name__", "") == "_model_hint_excepthook":
         return
@@ -163,11 +174,13 @@ def _install_model_hint() -> None:
         kind: Type[BaseException], error: BaseException, traceback: Optional[TracebackType]
     ) -> None:
         hint = model_hint(error)
+        if hint is None and _is_refusal(error):
+            hint = str(error)
         if hint is None:
             current(kind, error, traceback)
             return
         # The traceback goes to out.log (and to a verbose terminal).
-        logger.info("Loading the default model failed", exc_info=(kind, error, traceback))
+        logger.info("The command stopped: %s", hint, exc_info=(kind, error, traceback))
         print(f"error: {hint}", file=sys.stderr)
 
     sys.excepthook = _model_hint_excepthook
