@@ -1162,7 +1162,164 @@ SECURITY = [
 ]
 
 
-CASES: List[Case] = ALIGN + EXPORT + SUBMISSION + EXPERIMENT + TRAIN + EVALUATE + PREDICT + SECURITY
+# The encoder cache (`TFT_MODEL` an archive) and tft-align's workers (issue 62, item 4)
+
+
+def _from_injection(d: pathlib.Path, a: Artifacts, cache: pathlib.Path) -> Dict[str, str]:
+    """Fine-tuning from the injection archive, its encoder cached in `cache`."""
+    model = os.path.join(a.injection_run, "model.tar.gz")
+    return {**_glue_environment(a), "TFT_MODEL": model, "TFT_CACHE": str(cache)}
+
+
+def cache_a_file(d, a):
+    (d / "cache").write_text("")
+    return Run(_train("glue/mrpc.jsonnet", d, a), environment=_from_injection(d, a, d / "cache"))
+
+
+def cache_entry_without_weights(d, a):
+    """A first fine-tuning fills the cache; its weights file is deleted; the next run rebuilds
+    the entry, says so in one warning, and trains."""
+    import hashlib
+
+    from tft_allennlp.common.transformer_source import entry_problem
+
+    environment = _from_injection(d, a, d / "cache")
+    with open(environment["TFT_MODEL"], "rb") as handle:
+        digest = hashlib.sha256(handle.read()).hexdigest()
+    entry = d / "cache/encoders" / digest[:32]
+
+    def first_run_then_damage():
+        argv = _train("glue/mrpc.jsonnet", d, a)
+        argv[argv.index("-s") + 1] = str(d / "first")
+        outcome = run_allennlp(argv, d, environment)
+        assert outcome.returncode == 0, outcome.stderr[-3000:]
+        (entry / "model.safetensors").unlink()
+
+    # One warning (on stderr from the `allennlp` command, in the log where the harness forks).
+    warning = (
+        f"The cached encoder {entry} is not used (model.safetensors is missing); rebuilding it "
+        f"from {environment['TFT_MODEL']}"
+    )
+    return Run(
+        _train("glue/mrpc.jsonnet", d, a),
+        environment=environment,
+        before=first_run_then_damage,
+        check=lambda o: (
+            (o.stdout + o.stderr).count(warning) == 1
+            and (d / "run/model.tar.gz").exists()
+            and entry_problem(str(entry), digest) is None
+        ),
+    )
+
+
+def align_killed_with_workers(d, a):
+    """`tft-align --workers 2` SIGKILLed once its workers have sent results: none of its
+    processes (workers, multiprocessing's resource tracker) is left 1.5 s later, and the next
+    run writes the output and removes the killed run's draft."""
+    (d / "pairs.tsv").write_text(PAIRS)
+    header, *rows = PAIRS.splitlines()
+    (d / "many.tsv").write_text("\n".join([header] + rows * 3000) + "\n")
+    killed = ["tft-align", str(d / "many.tsv"), str(d / "out.jsonl")]
+    killed += ["--workers", "2", "--batch-size", "4"]
+    left: List[str] = []
+
+    def kill_once_workers_answer():
+        left.extend(_left_after_sigkill(killed, d, "out.jsonl.*.tmp"))
+
+    return Run(
+        ["tft-align", str(d / "pairs.tsv"), str(d / "out.jsonl")],
+        before=kill_once_workers_answer,
+        check=lambda o: (
+            left == []
+            and _files(d) == ["killed.log", "many.tsv", "out.jsonl", "pairs.tsv"]
+            and len((d / "out.jsonl").read_text().splitlines()) == 2
+        ),
+    )
+
+
+def _left_after_sigkill(argv: List[str], d: pathlib.Path, draft: str) -> List[str]:
+    """
+    Starts `allennlp ARGV` in a forked child, SIGKILLs it once it has two pool workers and a
+    non-empty `draft` (results came back from them), and returns its child processes still
+    running 1.5 s later (then kills them), as `pid cmdline`; or why it never got that far.
+    """
+    import psutil
+
+    def running(process: psutil.Process) -> bool:
+        try:
+            return process.status() != psutil.STATUS_ZOMBIE
+        except psutil.NoSuchProcess:
+            return False
+
+    def workers(process: psutil.Process) -> List[psutil.Process]:
+        found = []
+        for child in process.children():
+            try:
+                if "spawn_main" in " ".join(child.cmdline()):
+                    found.append(child)
+            except psutil.Error:
+                pass  # ended meanwhile
+        return found
+
+    with open(d / "killed.log", "w") as log:
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        pid = os.fork()
+        if pid == 0:
+            os._exit(_run_allennlp(argv, log.fileno(), log.fileno(), {}))
+    process = psutil.Process(pid)
+    deadline = time.monotonic() + TIME_LIMIT
+    while time.monotonic() < deadline and process.status() != psutil.STATUS_ZOMBIE:
+        answered = any(path.stat().st_size > 0 for path in d.glob(draft))
+        if answered and len(workers(process)) == 2:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        return ["the run never had two workers that answered (see killed.log)"]
+    children = process.children()
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    killed = time.monotonic()
+    while any(running(child) for child in children) and time.monotonic() - killed < 1.5:
+        time.sleep(0.05)
+    left = []
+    for child in children:
+        if running(child):
+            try:
+                left.append(f"{child.pid} {' '.join(child.cmdline())}")
+                child.kill()
+            except psutil.Error:
+                pass  # ended meanwhile
+    return left
+
+
+CACHE_62 = [
+    Case(
+        "allennlp train",
+        "TFT_CACHE is a file",
+        cache_a_file,
+        "error",
+        ["TFT_CACHE={dir}/cache is not a folder; point it at a folder"],
+    ),
+    Case(
+        "allennlp train",
+        "the cached encoder lost its weights",
+        cache_entry_without_weights,
+        "correct",
+    ),
+    Case(
+        "tft-align",
+        "SIGKILL with --workers 2, then run again",
+        align_killed_with_workers,
+        "correct",
+    ),
+]
+
+CASES: List[Case] = (
+    ALIGN + EXPORT + SUBMISSION + EXPERIMENT + TRAIN + EVALUATE + PREDICT + SECURITY + CACHE_62
+)
 FAMILIES = list(dict.fromkeys(case.family for case in CASES))
 
 

@@ -5,11 +5,16 @@ order and flat memory, and scores it against a gold set.
 
 import collections
 import copy
+import ctypes
 import itertools
 import json
 import logging
 import multiprocessing
 import os
+import signal
+import sys
+import threading
+import time
 from typing import TYPE_CHECKING, Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from allennlp.common import Params
@@ -155,9 +160,58 @@ def load_spacy(name: str) -> "spacy.language.Language":
 _worker_pipeline: Optional[AlignmentPipeline] = None
 
 
-def _start_worker(spacy_model: str, aligner: Dict[str, Any], packages: Sequence[str]) -> None:
+def _start_worker(
+    parent: int, spacy_model: str, aligner: Dict[str, Any], packages: Sequence[str]
+) -> None:
+    exit_with_parent(parent)
     global _worker_pipeline
     _worker_pipeline = build_pipeline(spacy_model, aligner, packages)
+
+
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+PARENT_POLL_SECONDS = 0.2
+
+
+def exit_with_parent(parent: int) -> None:
+    """
+    Makes this worker process end within a second of its parent `parent` (the `tft-align`
+    process), even when the parent is killed (SIGKILL, the out-of-memory killer) and cannot stop
+    its pool: a worker blocked on the pool's task queue would otherwise wait forever, holding
+    its spaCy pipeline and aligner in memory.
+
+    On Linux the kernel does it: `prctl(PR_SET_PDEATHSIG, SIGKILL)` sends SIGKILL the moment
+    the parent dies, whatever the worker is doing, with no thread and no polling; SIGKILL
+    because a worker has nothing to save (its results went to the parent) and a user's aligner
+    package may handle SIGTERM. (The signal follows the parent's thread that started the
+    worker: the main thread for the pool's workers, the pool's own thread, which ends with the
+    pool, for a worker that replaced a dead one.) Elsewhere, or if `prctl` is refused, a daemon
+    thread polls `os.getppid()` every `PARENT_POLL_SECONDS` and ends the process once the
+    parent changes; it needs the interpreter lock, which native code can hold for a while.
+    Either way, a parent that died before this ran (the worker was still importing its modules,
+    seconds) is caught by the same `os.getppid()` check, and the worker ends right here.
+    """
+    armed = sys.platform.startswith("linux") and _parent_death_signal(signal.SIGKILL)
+    if os.getppid() != parent:
+        os._exit(1)
+    if not armed:
+        threading.Thread(
+            target=_watch_parent, args=(parent,), name="tft-parent-watch", daemon=True
+        ).start()
+
+
+def _parent_death_signal(signal_number: int) -> bool:
+    """Whether Linux's `prctl(PR_SET_PDEATHSIG, signal_number)` took."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(_PR_SET_PDEATHSIG, signal_number, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(PARENT_POLL_SECONDS)
+    os._exit(1)
 
 
 def _align_in_worker(pairs: Sequence[Tuple[int, str, str]]) -> List[Tuple[int, str]]:
@@ -208,7 +262,9 @@ def align_stream(
             yield from single.align_texts(batch)
         return
     context = multiprocessing.get_context("spawn")
-    with context.Pool(workers, initializer=_start_worker, initargs=arguments) as pool:
+    # Each worker ends with this process, even when it is killed (`exit_with_parent`).
+    initargs = (os.getpid(), *arguments)
+    with context.Pool(workers, initializer=_start_worker, initargs=initargs) as pool:
         in_flight: collections.deque = collections.deque()
         for batch in batches:
             in_flight.append(pool.apply_async(_align_in_worker, (batch,)))
