@@ -955,7 +955,7 @@ PREDICT = [
         "a sentence of zero-width spaces",
         predict([{"sentence1": INVISIBLE, "sentence2": "A man plays."}], run="glue"),
         "error",
-        ["line 1"],
+        ["{dir}/in.jsonl:1"],
     ),
     Case(
         "allennlp predict",
@@ -964,7 +964,7 @@ PREDICT = [
             [{"source": ["A", "man"], "target": ["A", "man"], "phrase_pairs": [[[0, 5], [0, 1]]]}]
         ),
         "error",
-        ["line 1"],
+        ["{dir}/in.jsonl:1"],
     ),
     Case(
         "allennlp predict",
@@ -1317,8 +1317,151 @@ CACHE_62 = [
     ),
 ]
 
+# What AllenNLP's predict and evaluate read and write (issue 62: outputs that are inputs, true
+# line numbers, invalid UTF-8) and CoLA's header (a first sentence that is the word "sentence")
+
+
+def _predict_62(content: bytes, output: str = "out.jsonl", link: Optional[str] = None):
+    """
+    `allennlp predict` of the case's own copy of the MRPC archive (`model.tar.gz`) on `in.jsonl`
+    holding `content`, into `output`; `link` makes `output` a symbolic ("symlink") or hard
+    ("hard") link to `in.jsonl`.
+    """
+
+    def setup(d, a):
+        (d / "in.jsonl").write_bytes(content)
+        (d / "sub").mkdir()  # so that `sub/../in.jsonl` can be opened
+        if link == "symlink":
+            (d / output).symlink_to("in.jsonl")
+        elif link == "hard":
+            os.link(d / "in.jsonl", d / output)
+        # A copy: were it written over, the other cases' archive would be lost.
+        shutil.copy(os.path.join(a.glue_run, "model.tar.gz"), d / "model.tar.gz")
+        argv = ["predict", str(d / "model.tar.gz"), str(d / "in.jsonl")]
+        argv += ["--output-file", os.path.join(str(d), output), "--silent"]
+        return Run(argv, check=lambda o: len((d / output).read_text().splitlines()) == 2)
+
+    return setup
+
+
+def _evaluate_62(option: str):
+    """`allennlp evaluate` of a copy of MRPC's dev file, writing `option` over it."""
+
+    def setup(d, a):
+        shutil.copy(FIXTURES_ROOT / "glue/MRPC/dev.tsv", d / "dev.tsv")
+        argv = ["evaluate", os.path.join(a.glue_run, "model.tar.gz"), str(d / "dev.tsv")]
+        return Run(argv + [option, str(d / "dev.tsv")], environment=_glue_environment(a))
+
+    return setup
+
+
+def _cola_first_sentence_sentence(d, a):
+    glue = d / "glue"
+    shutil.copytree(FIXTURES_ROOT / "glue/CoLA", glue / "CoLA")
+    train = glue / "CoLA/train.tsv"
+    train.write_text("gj04\t1\t\tsentence\n" + train.read_text())
+    return Run(
+        _train("glue/cola.jsonnet", d, a),
+        environment=_glue_environment(a, glue),
+        check=lambda o: (d / "run/model.tar.gz").exists(),
+    )
+
+
+_PAIR_62 = json.dumps({"sentence1": "A man plays.", "sentence2": "A man is playing."})
+_TWO_PAIRS = f"{_PAIR_62}\n{_PAIR_62}\n".encode()
+
+INPUTS_62 = [
+    Case(
+        "allennlp predict",
+        "output file is its input (another spelling)",
+        _predict_62(_TWO_PAIRS, output="sub/../in.jsonl"),
+        "error",
+        ["sub/../in.jsonl", "{dir}/in.jsonl"],
+    ),
+    Case(
+        "allennlp predict",
+        "output file is a symbolic link to its input",
+        _predict_62(_TWO_PAIRS, output="link.jsonl", link="symlink"),
+        "error",
+        ["{dir}/link.jsonl", "{dir}/in.jsonl"],
+    ),
+    Case(
+        "allennlp predict",
+        "output file is a hard link to its input",
+        _predict_62(_TWO_PAIRS, output="hard.jsonl", link="hard"),
+        "error",
+        ["{dir}/hard.jsonl", "{dir}/in.jsonl"],
+    ),
+    Case(
+        "allennlp predict",
+        "output file is the archive",
+        _predict_62(_TWO_PAIRS, output="model.tar.gz"),
+        "error",
+        ["{dir}/model.tar.gz"],
+    ),
+    Case(
+        "allennlp predict",
+        "a bad line after blank lines",
+        _predict_62(
+            f"{_PAIR_62}\n\n \n{_PAIR_62}\n".encode()
+            + json.dumps({"sentence1": "A man plays.", "sentence2": ""}).encode()
+            + b"\n"
+        ),
+        "error",
+        ["{dir}/in.jsonl:5"],
+    ),
+    Case(
+        "allennlp predict",
+        "a line that is not UTF-8 (Latin-1)",
+        _predict_62(
+            _PAIR_62.encode()
+            + b"\n"
+            + _PAIR_62.replace("plays", "pl\xe9ys").encode("latin-1")
+            + b"\n"
+        ),
+        "error",
+        ["{dir}/in.jsonl:2"],
+    ),
+    Case(
+        "allennlp predict",
+        "blank lines and a byte-order mark",
+        _predict_62(b"\xef\xbb\xbf" + f"{_PAIR_62}\n\n\n{_PAIR_62}\n".encode()),
+        "correct",
+    ),
+    Case(
+        "allennlp evaluate",
+        "metrics output file is its input",
+        _evaluate_62("--output-file"),
+        "error",
+        ["{dir}/dev.tsv: is the input file {dir}/dev.tsv"],
+    ),
+    Case(
+        "allennlp evaluate",
+        "predictions output file is its input",
+        _evaluate_62("--predictions-output-file"),
+        "error",
+        ["{dir}/dev.tsv: is the input file {dir}/dev.tsv"],
+    ),
+    Case(
+        "allennlp train",
+        "headerless CoLA whose first sentence is the word 'sentence'",
+        _cola_first_sentence_sentence,
+        "correct",
+    ),
+]
+
+
 CASES: List[Case] = (
-    ALIGN + EXPORT + SUBMISSION + EXPERIMENT + TRAIN + EVALUATE + PREDICT + SECURITY + CACHE_62
+    ALIGN
+    + EXPORT
+    + SUBMISSION
+    + EXPERIMENT
+    + TRAIN
+    + EVALUATE
+    + PREDICT
+    + SECURITY
+    + CACHE_62
+    + INPUTS_62
 )
 FAMILIES = list(dict.fromkeys(case.family for case in CASES))
 

@@ -11,14 +11,16 @@ reads configs, not in `os.environ`: `Params.from_file` evaluates jsonnet with th
 plus these defaults (a value set in the environment always wins) and with the package's folder
 as a library path (after the config's own folder). Wrapping AllenNLP's
 `params._environment_variables` and `params.evaluate_file` are the changes the plugin makes to
-its host on import; AllenNLP imports plugins before it reads a config. Five more: `allennlp train`
+its host on import; AllenNLP imports plugins before it reads a config. Six more: `allennlp train`
 reuses a serialization directory that a failed start left with nothing trained in it
 (`training/serialization_dir.py`), writes the files of a training run atomically
 (`training/run_files.py`), stops on SIGTERM or Ctrl-C with a checkpoint at the batch it was
 training (`training/stop_signals.py`), the `allennlp` command line prints progress, warnings and
-results, not AllenNLP's full log, unless `TFT_VERBOSE=1` (`common/console.py`), and model archives
+results, not AllenNLP's full log, unless `TFT_VERBOSE=1` (`common/console.py`), model archives
 are loaded as untrusted input: members only inside the extraction folder, a config of registered
-names, weights without pickled code (`common/untrusted_archives.py`).
+names, weights without pickled code (`common/untrusted_archives.py`), and `allennlp predict` and
+`evaluate` never write over a file they read and name a bad input line by file and line
+(`predictors/allennlp_commands.py`).
 """
 
 import os
@@ -83,10 +85,12 @@ from tft_allennlp import (  # noqa: E402  (after the defaults, which AllenNLP mu
     training,
 )  # noqa: E402,F401
 from tft_allennlp.common import console, untrusted_archives  # noqa: E402
+from tft_allennlp.predictors import allennlp_commands  # noqa: E402
 from tft_allennlp.training import run_files, serialization_dir, stop_signals  # noqa: E402
 
 serialization_dir.install()
 run_files.install()
 stop_signals.install()
 console.install()
+allennlp_commands.install()
 untrusted_archives.install()

@@ -13,7 +13,7 @@ from tests.readers import glue_reader
 from tests.sharding import read_shards
 from tft_allennlp.common.glue_tasks import GLUE_TASKS
 from tft_allennlp.common.input_problems import InputProblems, MalformedInputError
-from tft_allennlp.dataset_readers.glue_rows import glue_rows
+from tft_allennlp.dataset_readers.glue_rows import glue_rows, is_header
 
 GLUE = FIXTURES_ROOT / "glue"
 
@@ -140,6 +140,43 @@ def test_single_sentence_tasks_have_one_segment():
     instance = next(iter(glue_reader("cola").read(str(GLUE / "CoLA/train.tsv"))))
     assert {token.type_id for token in instance["tokens"].tokens} == {0}
     assert instance["metadata"]["sentence2"] is None
+
+
+@pytest.mark.parametrize(
+    "first_line, header",
+    [
+        ("gj04\t1\t\tsentence", False),  # CoLA's layout, a sentence that is the word "sentence"
+        ("gj04\t0\t*\tlabel", False),
+        ("fx01\t1\t\tThe cat sat on the mat.", False),
+        ("source\tlabel\tauthor_label\tsentence", True),  # its four columns, named
+        ("index\tsentence", True),  # the test file's header
+        ("index\tsentence\tlabel", True),  # not CoLA's layout: a header (then checked)
+    ],
+)
+def test_a_cola_header_is_told_by_the_layout(first_line, header):
+    assert is_header(GLUE_TASKS["cola"], first_line.split("\t")) is header
+
+
+def test_headerless_cola_whose_first_sentence_is_the_word_sentence(tmp_path):
+    path = tmp_path / "train.tsv"
+    path.write_text("gj04\t0\t*\tsentence\n" + (GLUE / "CoLA/train.tsv").read_text())
+    instances = list(glue_reader("cola").read(str(path)))
+    assert len(instances) == 7
+    assert instances[0]["metadata"]["sentence1"] == "sentence"
+    assert instances[0]["metadata"]["line_number"] == 1
+    assert [i["label"].label for i in instances] == ["0", "1", "0", "1", "0", "1", "0"]
+    # The same rows under a header of CoLA's four columns: the header is not a row.
+    path.write_text("source\tlabel\tauthor_label\tsentence\n" + path.read_text())
+    assert [i["metadata"]["sentence1"] for i in glue_reader("cola").read(str(path))] == [
+        i["metadata"]["sentence1"] for i in instances
+    ]
+
+
+def test_a_header_with_another_column_count_must_name_the_sentence(tmp_path):
+    path = tmp_path / "test.tsv"
+    path.write_text("id\ttext\n0\tThe cat sat.\n")
+    with pytest.raises(ConfigurationError, match=r"test.tsv:1: expected a cola header"):
+        list(glue_reader("cola").read(str(path)))
 
 
 def test_malformed_row_names_file_and_line():

@@ -53,6 +53,18 @@ def test_string_labels_from_a_tsv_file(tmp_path):
         list(glue_reader(PARAPHRASE).read(bad))
 
 
+def test_files_with_and_without_header_of_one_task(tmp_path):
+    """With `columns`, a first line of as many fields is a header only if it names them."""
+    task = {**PARAPHRASE, "columns": ["id", "first", "second", "verdict"]}
+    headed = _write_tsv(tmp_path / "headed.tsv", PAIRS)
+    bare = tmp_path / "bare.tsv"
+    bare.write_text("".join(open(headed).readlines()[1:]))
+    for path, first_line in ((headed, 2), (str(bare), 1)):
+        instances = list(glue_reader(task).read(path))
+        assert [i["label"].label for i in instances] == ["same", "different", "same", "different"]
+        assert instances[0]["metadata"]["line_number"] == first_line
+
+
 def test_a_regression_from_a_csv_file_without_header(tmp_path):
     task = {
         "name": "similarity",

@@ -1,9 +1,9 @@
 """
 Seeded fuzzing of both predictors as `allennlp predict` runs them: valid input lines, some blank
 ones, and randomly chosen lines broken in ways that always make them invalid. Prediction must
-stop at the first broken line with a one-line `MalformedInputError` naming it (blank lines not
-counted), after predicting every batch before the one that holds it; with nothing broken,
-every line is predicted.
+stop at the first broken line with a one-line `MalformedInputError` naming its file and line
+number (blank lines counted), after predicting every batch before the one that holds it; with
+nothing broken, every line is predicted.
 """
 
 import json
@@ -14,13 +14,13 @@ import subprocess
 import sys
 
 import pytest
-from allennlp.commands.predict import _PredictManager
 from allennlp.commands.train import train_model_from_file
 from allennlp.predictors import Predictor
 
 from tests import CONFIGS_ROOT, FIXTURES_ROOT, PROJECT_ROOT
 from tests.predictors import unread
 from tft_allennlp.common.input_problems import MalformedInputError
+from tft_allennlp.predictors.allennlp_commands import CheckedPredictManager
 
 
 @pytest.fixture(scope="module")
@@ -148,24 +148,32 @@ def sentence_pair_breakers():
 
 def write_broken(path, lines, breakers, rng):
     """
-    Writes `lines`, breaking about a fifth and putting blank lines between some; returns the
-    numbers (counting non-blank lines from 1) of the broken ones.
+    Writes `lines`, breaking about a fifth and putting blank lines between some; returns, for
+    each broken one, its number among the non-blank lines and its line number in the file
+    (both from 1).
     """
-    broken = set()
+    broken = {}
+    line_number = 0
     with open(path, "w") as handle:
         for number, line in enumerate(lines, start=1):
-            if rng.random() < 0.2:
+            is_broken = rng.random() < 0.2
+            if is_broken:
                 line = rng.choice(breakers)(line)
-                broken.add(number)
             if rng.random() < 0.2:
                 handle.write(" \n")
+                line_number += 1
             handle.write(line + "\n")
+            line_number += 1
+            if is_broken:
+                broken[number] = line_number
     return broken
 
 
 def predict(predictor, input_path, output_path, batch_size):
     """`allennlp predict` as `allennlp.commands.predict` runs it, in this process."""
-    manager = _PredictManager(unread(predictor), input_path, output_path, batch_size, False, False)
+    manager = CheckedPredictManager(
+        unread(predictor), input_path, output_path, batch_size, False, False
+    )
     try:
         manager.run()
     finally:
@@ -201,7 +209,8 @@ def test_predictors_name_the_first_broken_line(predictors, tmp_path, name, seed)
     with pytest.raises(MalformedInputError) as error:
         predict(predictors[name], input_path, output_path, batch_size)
     message = str(error.value)
-    assert "\n" not in message and message.startswith(f"input line {first}: "), message
+    where = f"{input_path}:{broken[first]}: "
+    assert "\n" not in message and message.startswith(where), message
     # Nothing is predicted for the batch holding the broken line; all batches before it are.
     assert len(open(output_path).read().splitlines()) == (first - 1) // batch_size * batch_size
 
@@ -218,7 +227,7 @@ def test_every_valid_line_is_predicted(predictors, tmp_path):
 
 @pytest.mark.parametrize("name", CASES)
 def test_allennlp_predict_names_the_line(archives, tmp_path, name):
-    """The real command: its last line of stderr names the line, raised by the predictor."""
+    """The real command: its last line of stderr names file and line, raised by the predictor."""
     lines = CASES[name][0]()[:4]
     lines[2] = DEEP_FAILURES[name](lines[2])
     path = tmp_path / "input.jsonl"
@@ -230,6 +239,7 @@ def test_allennlp_predict_names_the_line(archives, tmp_path, name):
     )
     assert result.returncode != 0
     stderr = result.stderr.strip().splitlines()
-    assert re.match(r"\S*MalformedInputError: input line 3: ", stderr[-1]), stderr[-1]
+    # The third JSON line is the file's fourth: the blank line counts.
+    assert re.match(rf"\S*MalformedInputError: {re.escape(str(path))}:4: ", stderr[-1]), stderr[-1]
     raising_frame = [line for line in stderr if line.lstrip().startswith("File ")][-1]
     assert "tft_allennlp/predictors" in raising_frame, raising_frame

@@ -6,7 +6,9 @@ description of the same kind (`tft_allennlp.common.sentence_tasks`).
 
 Columns are found by header name, so a task's train, dev and (unlabelled) test files share
 one entry even though their columns differ. CoLA's train and dev files are the only ones
-without a header; `columns` names their columns.
+without a header; `columns` names their four columns, and a first line of four fields is read
+as data (its test file has two, under the header `index<TAB>sentence`), whatever its sentence
+says.
 """
 
 from typing import Dict

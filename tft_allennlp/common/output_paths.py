@@ -67,7 +67,7 @@ def check_output_file(path: str, force: bool, inputs: Iterable[Optional[str]] = 
     if not os.path.isdir(directory):
         raise ConfigurationError(f"{path}: no such directory: {directory}")
     for source in inputs:
-        if source is not None and _same_path(source, target):
+        if source is not None and same_path(source, target):
             raise ConfigurationError(
                 f"{path}: is the input file {source}; writing it would destroy the input"
             )
@@ -113,7 +113,7 @@ def check_not_reading(
         if source is None or not os.path.exists(source):
             continue
         directory = source if os.path.isdir(source) else os.path.dirname(os.path.abspath(source))
-        if _same_path(directory, path):
+        if same_path(directory, path):
             raise ConfigurationError(
                 f"{path}: is the directory of {source}, {role}; give another output directory."
             )
@@ -208,7 +208,7 @@ def _contents(directory: str) -> List[str]:
     return [name for name in os.listdir(directory) if name != PARTIAL_MARKER]
 
 
-def _same_path(path1: str, path2: str) -> bool:
+def same_path(path1: str, path2: str) -> bool:
     """Whether two paths name the same file or directory (also through links)."""
     if os.path.exists(path1) and os.path.exists(path2):
         return os.path.samefile(path1, path2)

@@ -72,9 +72,12 @@ class SentenceTask:
         Whether the first line of a TSV or CSV file names the columns. Without a header, name
         columns by position, or give their names in `columns`.
     columns : `Tuple[str, ...]`, optional (default = `None`)
-        Column names for lines without a header. With `header` true as well, a first line
-        that lacks the `sentence1` name is taken as data named by `columns` (CoLA's train and
-        dev files have no header, its test file has one).
+        Column names for lines without a header. With `header` true as well, files may come
+        either way, told apart by their number of fields: a first line with as many fields as
+        `columns` is data named by them (unless it holds the name of every text and label
+        column, a header of that layout), one with any other number is a header (CoLA's train
+        and dev files have 4 columns and no header, its test file the header
+        `index<TAB>sentence`).
     hub_columns : `Tuple[str, ...]`, optional (default = `None`)
         The text columns in a Hugging Face dataset where they are named otherwise than in the
         files (its `label` column holds the index of the class in `labels`, or the score).

@@ -107,27 +107,42 @@ def _position(columns: Sequence[str], column: Optional[Column]) -> Optional[int]
     return columns.index(column) if column in columns else None
 
 
+def is_header(task: SentenceTask, fields: Sequence[str]) -> bool:
+    """
+    Whether the first line of a TSV or CSV file of `task`, split into `fields`, is a header,
+    decided by the task's layout and the line's number of fields, never by a word that a
+    sentence may hold too: a task without a header has none; a task with one, and with
+    `columns` for files without (CoLA: train and dev files of 4 columns, no header; a test file
+    `index<TAB>sentence`), has one unless the line has as many fields as `columns`; then the
+    line is a header only if it names every column the task reads by name (its texts and its
+    label), which a row of data does not (CoLA's label field holds `0` or `1`, not `label`).
+    """
+    if not task.header:
+        return False
+    if task.columns is None or len(fields) != len(task.columns):
+        return True
+    names = [name for name in (task.sentence1, task.sentence2, task.label) if isinstance(name, str)]
+    return all(name in fields for name in names)
+
+
 def delimited_rows(path: str, task: SentenceTask, problems: InputProblems) -> Iterator[GlueRow]:
     records = _records(path, task, problems)
     first = next(records, None)
     if first is None:
         return
     line_number, fields = first
-    by_name = isinstance(task.sentence1, str)
-    if task.header and (not by_name or task.sentence1 in fields):
-        columns: Sequence[str] = fields
-    elif task.columns is not None and (task.header is False or len(fields) == len(task.columns)):
-        columns = task.columns
+    columns: Sequence[str]
+    if not is_header(task, fields):
+        columns = task.columns or [str(position) for position in range(len(fields))]
         records = itertools.chain([first], records)
-    elif not task.header:
-        columns = [str(position) for position in range(len(fields))]
-        records = itertools.chain([first], records)
-    else:
+    elif isinstance(task.sentence1, str) and task.sentence1 not in fields:
         raise ConfigurationError(
             f"{problems.source}:{line_number}: expected a {task.name} header with a "
             f"{task.sentence1!r} column, found {_SEPARATORS[task.format]}-separated "
             f"{fields[:8]!r}"
         )
+    else:
+        columns = fields
     sentence1_at = _position(columns, task.sentence1)
     sentence2_at = _position(columns, task.sentence2)
     for column, at in ((task.sentence1, sentence1_at), (task.sentence2, sentence2_at)):

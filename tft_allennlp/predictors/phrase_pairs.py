@@ -41,8 +41,8 @@ class PhrasePairsPredictor(LineCheckingPredictor):
 
     A line that the model cannot take (not a JSON object, empty text, a word list that is not a
     list of words, a span that is not `[start, end]`, start <= end, in its sentence) stops
-    prediction with a `MalformedInputError` naming it: `input line 3: 'sentence2' must be
-    non-empty text, not ""`.
+    prediction with a `MalformedInputError` naming its file and line: `phrases.jsonl:3:
+    'sentence2' must be non-empty text, not ""`.
 
     Registered as a `Predictor` with name "tft_phrase_pairs".
     """

@@ -1,13 +1,16 @@
 """
-One JSON input of a predictor, parsed and checked field by field, so that a bad line stops
-`allennlp predict` with a one-line `MalformedInputError` naming it, in the readers' style
-(`input line 3: 'sentence2' must be non-empty text, not ""`), before anything is predicted
-for it and before it can fail deep inside the tokenizer or the model.
+The input of a predictor: the lines of its file, each with its file and line number
+(`input_lines`), and one JSON input parsed and checked field by field, so that a bad line stops
+`allennlp predict` with a one-line `MalformedInputError` naming its file and line, in the
+readers' style (`pairs.jsonl:5: 'sentence2' must be non-empty text, not ""`), before anything
+is predicted for it and before it can fail deep inside the tokenizer or the model.
 """
 
-from typing import Any, Dict, List, NoReturn, Optional, Sequence, Union
+import sys
+from typing import Any, Dict, Iterable, Iterator, List, NoReturn, Optional, Sequence, Tuple, Union
 
 import numpy
+from allennlp.common.file_utils import open_compressed
 from allennlp.common.util import JsonDict, sanitize
 from allennlp.data import DatasetReader, Instance
 from allennlp.data.fields import TextField
@@ -16,11 +19,44 @@ from allennlp.predictors.predictor import Predictor
 
 from tft_allennlp.common.aligned_corpus import PhrasePair, Span, check_span
 from tft_allennlp.common.input_problems import (
+    InputProblems,
     MalformedInputError,
     blank_reason,
+    decode_line,
     parse_json,
     shown,
 )
+
+STDIN = "-"
+"""The input file name that makes `allennlp predict` read stdin (`<stdin>` in messages)."""
+
+
+def input_lines(input_file: str) -> Iterator[Tuple[str, str]]:
+    """
+    The non-blank lines of a predictor's input, as `allennlp predict` reads it (a file, a URL,
+    a compressed file, or `-` for stdin), each with where it is, for messages: `pairs.jsonl:5`,
+    `<stdin>:5`. Line numbers count every line from 1, blank ones too. A line that is not UTF-8,
+    or that holds a lone carriage return (lines end in LF or CRLF), is a `MalformedInputError`
+    naming its file and line; a UTF-8 byte-order mark that starts the input is dropped.
+    """
+    source = "<stdin>" if input_file == STDIN else input_file
+    problems = InputProblems(source)
+    if input_file == STDIN:
+        buffer = getattr(sys.stdin, "buffer", None)  # a text stream put in its place has none
+        raw = buffer if buffer is not None else (line.encode("utf-8") for line in sys.stdin)
+        yield from _decoded(raw, source, problems)
+        return
+    with open_compressed(input_file, "rb", encoding=None) as handle:
+        yield from _decoded(handle, source, problems)
+
+
+def _decoded(
+    raw_lines: Iterable[bytes], source: str, problems: InputProblems
+) -> Iterator[Tuple[str, str]]:
+    for number, raw in enumerate(raw_lines, start=1):
+        text = decode_line(number, raw, problems)  # a strict `problems` raises
+        if text is not None and text.strip():
+            yield f"{source}:{number}", text
 
 
 class InputRecord:
@@ -33,8 +69,9 @@ class InputRecord:
     record : `Any`
         The parsed JSON value; anything but an object is rejected.
     where : `str`, optional (default = `"input"`)
-        Where the record came from, the start of every message: `"input line 3"` for a line
-        read by `from_line`, `"input"` for a dictionary given to `predict_json`.
+        Where the record came from, the start of every message: `"pairs.jsonl:5"` for a line of
+        a file, `"input line 3"` for the third line given to `load_line`, `"input"` for a
+        dictionary given to `predict_json`.
     """
 
     def __init__(self, record: Any, where: str = "input") -> None:
@@ -44,12 +81,8 @@ class InputRecord:
         self.record: JsonDict = record
 
     @classmethod
-    def from_line(cls, line: str, number: int) -> "InputRecord":
-        """
-        The record on the `number`-th input line. `allennlp predict` skips blank lines, so
-        `number` counts the JSON lines it passes to `Predictor.load_line`, from 1.
-        """
-        where = f"input line {number}"
+    def from_line(cls, line: str, where: str) -> "InputRecord":
+        """The record on the input line `where` names (`"pairs.jsonl:5"`)."""
         try:
             record = parse_json(line)
         except ValueError as error:
@@ -132,8 +165,9 @@ class LineCheckingPredictor(Predictor):
     A predictor that checks each input line as it loads it, so that a bad line stops
     `allennlp predict` with a `MalformedInputError` naming it before anything is predicted for
     it. Subclasses implement `_checked(record)`, the same check `_json_to_instance` applies.
-    Lines are numbered from 1 in the order they are loaded: `allennlp predict` skips blank
-    lines, so the number counts the JSON lines it passes.
+    `allennlp predict` (with the plugin, `predictors/allennlp_commands.py`) names each line by
+    its file and line number (`load_line_at`); a line given to `load_line` alone is named by
+    the count of lines loaded so far (`input line 3`).
 
     A batch (`predict_batch_json`, which `allennlp predict --batch-size N` calls with N lines at
     a time) is sorted by length and cut into sub-batches wherever padding the lines together
@@ -167,7 +201,11 @@ class LineCheckingPredictor(Predictor):
 
     def load_line(self, line: str) -> JsonDict:
         self._lines_loaded += 1
-        request = InputRecord.from_line(line, self._lines_loaded)
+        return self.load_line_at(line, f"input line {self._lines_loaded}")
+
+    def load_line_at(self, line: str, where: str) -> JsonDict:
+        """The checked record on the line that `where` names in messages (`"pairs.jsonl:5"`)."""
+        request = InputRecord.from_line(line, where)
         self._checked(request)
         return request.record
 

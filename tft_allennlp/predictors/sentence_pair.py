@@ -37,7 +37,8 @@ class SentencePairPredictor(LineCheckingPredictor):
 
     A line that the model cannot take (not a JSON object, a sentence that is not non-empty text,
     one sentence for a pair task or two for a single-sentence one) stops prediction with a
-    `MalformedInputError` naming it: `input line 3: 'sentence2' must be non-empty text, not ""`.
+    `MalformedInputError` naming its file and line: `pairs.jsonl:3: 'sentence2' must be
+    non-empty text, not ""`.
 
     Registered as a `Predictor` with name "tft_sentence_pair".
 
