@@ -384,6 +384,7 @@ def export_into(
     weights: Optional[str] = None,
     limit: Optional[int] = None,
     check=None,
+    harmless=None,
 ):
     def setup(d, a):
         output = target(d, a)
@@ -395,7 +396,10 @@ def export_into(
             argv += ["--weights-file", os.path.join(a.glue_run, weights)]
         before = _snapshot(output) if output.is_dir() else None
         return Run(
-            argv, file_size_limit=limit, check=(lambda o: check(output, before)) if check else None
+            argv,
+            file_size_limit=limit,
+            check=(lambda o: check(output, before)) if check else None,
+            harmless=harmless(d) if harmless else None,
         )
 
     return setup
@@ -420,12 +424,25 @@ def _base_checkpoint(d, a):
 
 
 def _killed_export(d, a):
-    """What an export killed midway leaves: its marker (of a process that is gone), a file."""
+    """What an export killed midway leaves: its staging folder (of a process that is gone)."""
+    staging = d / f"out/.tft-staging.{socket.gethostname().split('.')[0]}.{_dead_pid()}"
+    staging.mkdir(parents=True)
+    (staging / "model.safetensors").write_text("half a file")
+    return d / "out"
+
+
+def _old_marker_beside_a_users_file(d, a):
+    """A user's file, and the marker an older version's killed export left (or anyone wrote)."""
     (d / "out").mkdir()
     marker = {"host": socket.gethostname().split(".")[0], "pid": _dead_pid(), "created": True}
     (d / "out/.tft-partial.json").write_text(json.dumps(marker))
-    (d / "out/model.safetensors").write_text("half a file")
+    (d / "out/thesis.tex").write_text("my thesis")
     return d / "out"
+
+
+def _users_file_kept(d):
+    thesis = d / "out/thesis.tex"
+    return lambda: thesis.is_file() and thesis.read_text() == "my thesis"
 
 
 def _exported(output, before):
@@ -501,6 +518,13 @@ EXPORT = [
         "export killed midway, run again",
         export_into(_killed_export, check=_exported),
         "correct",
+    ),
+    Case(
+        "tft-export",
+        "a user's file beside an old killed export's marker",
+        export_into(_old_marker_beside_a_users_file, harmless=_users_file_kept),
+        "error",
+        ["out: is not empty"],
     ),
     Case(
         "tft-export",

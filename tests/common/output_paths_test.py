@@ -1,5 +1,6 @@
 import json
 import os
+import pathlib
 import subprocess
 import sys
 
@@ -8,6 +9,7 @@ from allennlp.common.checks import ConfigurationError
 
 from tft_allennlp.common.output_paths import (
     PARTIAL_MARKER,
+    STAGING_PREFIX,
     check_output_directory,
     check_output_file,
     draft_name,
@@ -55,38 +57,77 @@ def test_a_non_empty_directory_needs_force_and_an_input_directory_is_never_one(t
         check_output_directory(str(tmp_path / "file"), True)
 
 
-def test_a_failed_command_leaves_no_directory_it_created_and_no_marker(tmp_path):
+def test_files_appear_together_and_a_failed_command_leaves_the_directory_as_it_was(tmp_path):
     with pytest.raises(RuntimeError):
-        with output_directory(str(tmp_path / "new")) as path:
-            assert os.path.exists(os.path.join(path, PARTIAL_MARKER))
-            open(os.path.join(path, "half.bin"), "w").close()
-            raise RuntimeError("killed")
+        with output_directory(str(tmp_path / "new")) as staging:
+            # Written in a staging folder inside the directory, nothing in the directory itself.
+            assert os.path.dirname(staging) == str(tmp_path / "new")
+            open(os.path.join(staging, "half.bin"), "w").close()
+            assert os.listdir(tmp_path / "new") == [os.path.basename(staging)]
+            raise RuntimeError("failed")
     assert not (tmp_path / "new").exists()
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine/notes.txt").write_text("keep")
+    (tmp_path / "mine/model.safetensors").write_text("an earlier export")
     with pytest.raises(RuntimeError):
-        with output_directory(str(tmp_path / "mine"), force=True):
-            raise RuntimeError("killed")
-    assert os.listdir(tmp_path / "mine") == ["notes.txt"]
-    with output_directory(str(tmp_path / "done")) as path:
-        open(os.path.join(path, "model.safetensors"), "w").close()
-    assert os.listdir(tmp_path / "done") == ["model.safetensors"]
+        with output_directory(str(tmp_path / "mine"), force=True) as staging:
+            (pathlib.Path(staging) / "model.safetensors").write_text("half")
+            raise RuntimeError("failed")
+    assert sorted(os.listdir(tmp_path / "mine")) == ["model.safetensors", "notes.txt"]
+    assert (tmp_path / "mine/model.safetensors").read_text() == "an earlier export"
+    with output_directory(str(tmp_path / "mine"), force=True) as staging:
+        (pathlib.Path(staging) / "model.safetensors").write_text("new")
+        os.mkdir(os.path.join(staging, "1_Pooling"))
+    assert sorted(os.listdir(tmp_path / "mine")) == ["1_Pooling", "model.safetensors", "notes.txt"]
+    assert (tmp_path / "mine/model.safetensors").read_text() == "new"
 
 
-def test_a_directory_a_killed_command_created_is_taken_over(tmp_path):
+def _host():
+    return draft_name("x").split(".")[-3]
+
+
+def test_a_killed_command_leaves_only_what_it_wrote_and_the_next_removes_only_that(tmp_path):
     directory = tmp_path / "out"
     directory.mkdir()
-    (directory / "half.safetensors").write_text("half")
-    marker = {"host": draft_name("x").split(".")[-3], "pid": gone_pid(), "created": True}
-    (directory / PARTIAL_MARKER).write_text(json.dumps(marker))
+    pid = gone_pid()
+    staging = directory / f"{STAGING_PREFIX}{_host()}.{pid}"
+    staging.mkdir()
+    (staging / "model.safetensors").write_text("half")
+    # Only what the killed command wrote is there: the next command needs no --force.
+    check_output_directory(str(directory), False)
     with output_directory(str(directory)) as path:
-        assert sorted(os.listdir(path)) == [PARTIAL_MARKER]
-    # A process that still runs, or one of another host, may be writing it: not taken over.
-    for owner in ({**marker, "pid": os.getppid()}, {**marker, "host": "elsewhere"}):
-        (directory / "half.safetensors").write_text("half")
-        (directory / PARTIAL_MARKER).write_text(json.dumps(owner))
+        (pathlib.Path(path) / "config.json").write_text("{}")
+    assert os.listdir(directory) == ["config.json"]
+    # A staging folder of a process that still runs, or of another host's, is not a leftover.
+    for name in (f"{STAGING_PREFIX}{_host()}.{os.getppid()}", f"{STAGING_PREFIX}elsewhere.{pid}"):
+        (directory / name).mkdir()
         with pytest.raises(ConfigurationError, match="is not empty"):
             check_output_directory(str(directory), False)
+        (directory / name).rmdir()
+
+
+def test_an_old_marker_never_makes_a_command_delete_the_users_files(tmp_path):
+    """What an older version left, or a marker someone wrote: it names nothing to delete."""
+    directory = tmp_path / "out"
+    directory.mkdir()
+    (directory / "thesis.tex").write_text("mine")
+    marker = {"host": _host(), "pid": gone_pid(), "created": True}
+    (directory / PARTIAL_MARKER).write_text(json.dumps(marker))
+    with pytest.raises(ConfigurationError, match="out: is not empty; give --force"):
+        with output_directory(str(directory)):
+            pass
+    with output_directory(str(directory), force=True) as path:
+        (pathlib.Path(path) / "config.json").write_text("{}")
+    assert sorted(os.listdir(directory)) == ["config.json", "thesis.tex"]
+    assert (directory / "thesis.tex").read_text() == "mine"
+    # Alone, the marker of a gone process is a leftover; that of a running one is not.
+    (directory / "thesis.tex").unlink()
+    (directory / "config.json").unlink()
+    (directory / PARTIAL_MARKER).write_text(json.dumps(marker))
+    check_output_directory(str(directory), False)
+    (directory / PARTIAL_MARKER).write_text(json.dumps({**marker, "pid": os.getppid()}))
+    with pytest.raises(ConfigurationError, match="is not empty"):
+        check_output_directory(str(directory), False)
 
 
 def test_drafts_of_gone_processes_are_removed(tmp_path):

@@ -44,6 +44,7 @@ from tft_allennlp.common.atomic_files import naming_path
 from tft_allennlp.common.output_paths import (
     add_force_argument,
     check_not_reading,
+    check_output_directory,
     output_directory,
 )
 from tft_allennlp.common.transformer_source import sentence_transformers_modules
@@ -94,15 +95,20 @@ def _export_from_args(args: argparse.Namespace) -> None:
                 "--sequence-classification and --sentence-transformers write different models; "
                 "give one."
             )
-        with naming_path(args.output_dir), output_directory(args.output_dir, args.force, reads):
+        # Checked before the archive is loaded, which takes long; again when writing.
+        check_output_directory(args.output_dir, args.force, reads)
+        with naming_path(args.output_dir):
             if args.sequence_classification:
-                export_sequence_classifier(args.archive_file, args.output_dir, args.weights_file)
+                export_sequence_classifier(
+                    args.archive_file, args.output_dir, args.weights_file, force=args.force
+                )
             else:
                 export_encoder(
                     args.archive_file,
                     args.output_dir,
                     args.weights_file,
                     args.sentence_transformers,
+                    force=args.force,
                 )
     except SafetensorError as error:  # safetensors' writer: no OSError, no path
         sys.exit(f"tft-export: {args.output_dir}: cannot write the weights: {error}")
@@ -115,6 +121,7 @@ def export_encoder(
     output_dir: str,
     weights_file: Optional[str] = None,
     sentence_transformers: bool = False,
+    force: bool = False,
 ) -> str:
     """
     Saves the archive's `PretrainedTransformerEmbedder` model and its reader's tokenizer to
@@ -122,6 +129,8 @@ def export_encoder(
     sentence-transformers files: the base's own modules when the base is a sentence-transformers
     model, else mean pooling), and returns `output_dir`. Nothing is read but the archive (and, for
     an archive made before archives held the checkpoint's files, the base checkpoint).
+    `output_dir` must be new or empty unless `force` is given; the files appear there together,
+    once all are written (`output_directory`).
     """
     _check_paths(archive_file, weights_file, output_dir)
     with opened_archive(archive_file, weights_file) as archive:
@@ -136,14 +145,23 @@ def export_encoder(
         # The base the encoder was trained from is a user's checkpoint: never written over.
         base = getattr(embedder, "model_name", None)
         check_not_reading(output_dir, [base], "the base checkpoint the model was trained from")
-        os.makedirs(output_dir, exist_ok=True)
-        transformer = embedder.transformer_model
-        _name_after_the_base(transformer, embedder)
-        with _pooler_written_back(transformer, embedder):
-            transformer.save_pretrained(output_dir, safe_serialization=True)
-        _save_tokenizer(tokenizer, output_dir)
+        reads = [archive_file, weights_file]
+        with output_directory(output_dir, force, reads) as target:
+            transformer = embedder.transformer_model
+            _name_after_the_base(transformer, embedder)
+            with _pooler_written_back(transformer, embedder):
+                transformer.save_pretrained(target, safe_serialization=True)
+            _save_tokenizer(tokenizer, target)
+            if adapters is not None:
+                adapters.export(target)
+            if sentence_transformers:
+                write_sentence_transformers_files(
+                    target,
+                    transformer.config.hidden_size,
+                    archive.dataset_reader.encoder.max_length,  # type: ignore[attr-defined]
+                    base=getattr(embedder, "source", None),
+                )
         if adapters is not None:
-            adapters.export(output_dir)
             logger.warning(
                 "%s has adapters: wrote them beside the encoder (adapters.json, adapters.th). The "
                 "encoder alone is not the trained model; load both with the embedder's "
@@ -151,25 +169,18 @@ def export_encoder(
                 archive_file,
                 output_dir,
             )
-        if sentence_transformers:
-            write_sentence_transformers_files(
-                output_dir,
-                transformer.config.hidden_size,
-                archive.dataset_reader.encoder.max_length,  # type: ignore[attr-defined]
-                base=getattr(embedder, "source", None),
-            )
     logger.info("Wrote the encoder of %s to %s", archive_file, output_dir)
     return output_dir
 
 
 def export_sequence_classifier(
-    archive_file: str, output_dir: str, weights_file: Optional[str] = None
+    archive_file: str, output_dir: str, weights_file: Optional[str] = None, force: bool = False
 ) -> str:
     """
     Saves the archive's GLUE classifier as a Hugging Face `AutoModelForSequenceClassification`
     (see `tft_allennlp.commands.sequence_classification`) with its reader's tokenizer, whose
     `model_max_length` is the reader's `max_length`, so that `tokenizer(a, b, truncation=True)`
-    cuts pairs as the reader did; returns `output_dir`.
+    cuts pairs as the reader did; returns `output_dir` (as `export_encoder` writes it).
     """
     _check_paths(archive_file, weights_file, output_dir)
     with opened_archive(archive_file, weights_file) as archive:
@@ -190,10 +201,10 @@ def export_sequence_classifier(
         tokenizer = _the_tokenizer(archive, archive_file)
         _name_after_the_base(embedder.transformer_model, embedder)
         model = sequence_classifier(classifiers[0], embedder.transformer_model)
-        os.makedirs(output_dir, exist_ok=True)
-        model.save_pretrained(output_dir, safe_serialization=True)
         max_length = archive.dataset_reader.encoder.max_length  # type: ignore[attr-defined]
-        _save_tokenizer(tokenizer, output_dir, max_length)
+        with output_directory(output_dir, force, [archive_file, weights_file]) as target:
+            model.save_pretrained(target, safe_serialization=True)
+            _save_tokenizer(tokenizer, target, max_length)
     logger.info("Wrote the classifier of %s to %s", archive_file, output_dir)
     return output_dir
 

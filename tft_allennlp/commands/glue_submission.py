@@ -77,10 +77,11 @@ def _submission_from_args(args: argparse.Namespace) -> None:
         for files in SUBMISSION_FILES.values():
             reads += [os.path.join(args.glue_dir, test_file) for _, test_file, _ in files]
     try:
-        with naming_path(args.output_dir), output_directory(args.output_dir, args.force, reads):
-            written = write_submission(
-                args.archives, args.output_dir, args.glue_dir, args.batch_size, args.cuda_device
-            )
+        with naming_path(args.output_dir):
+            with output_directory(args.output_dir, args.force, reads) as target:
+                written = write_submission(
+                    args.archives, target, args.glue_dir, args.batch_size, args.cuda_device
+                )
     except (ConfigurationError, OSError) as error:
         sys.exit(f"tft-glue-submission: {error}")
     missing = [

@@ -9,12 +9,14 @@ directory.
   spelling: relative, through a symbolic or hard link), or a directory that is an input
   directory or holds an input file (a serialization directory, a base checkpoint, a GLUE task
   folder).
-- A command killed midway leaves no stray draft for good: drafts are named after the process
-  (`NAME.HOST.PID.tmp`), and a directory a command is filling holds a marker
-  (`PARTIAL_MARKER`) with its host and process id. The next command that writes there removes
-  the drafts of processes that are gone, and takes a marked directory of a process that is gone
-  as its own: one the killed command had created is emptied and written again, without
-  `--force`.
+- A command killed midway leaves nothing but what it wrote, and the next command removes that
+  and nothing else: drafts of files are named after the process (`NAME.HOST.PID.tmp`), and a
+  directory is written into a staging folder inside it (`.tft-staging.HOST.PID`) whose files are
+  moved into place only once all of them are written. The next command that writes there removes
+  the drafts and staging folders of processes of this host that are gone; everything else in
+  the directory is the user's, and counts as content (refused without `--force`, kept with it).
+  A staging folder names nothing outside itself, so no file left in the directory (a marker of
+  an older version, or one someone wrote) can make a command delete another file.
 
 Errors are `ConfigurationError`s whose message starts with the path, which the commands print
 as one line.
@@ -34,7 +36,10 @@ from allennlp.common.checks import ConfigurationError
 
 logger = logging.getLogger(__name__)
 
-# In a directory that a command is writing: {"host": ..., "pid": ..., "created": ...}.
+# Where a command writes a directory's files before they are moved into it.
+STAGING_PREFIX = ".tft-staging."
+# The marker that older versions left in a directory they were writing ({"host", "pid", ...});
+# one of a process that is gone is removed, alone.
 PARTIAL_MARKER = ".tft-partial.json"
 # This machine, as drafts and markers name it.
 _HOST = socket.gethostname().split(".")[0] or "localhost"
@@ -84,14 +89,14 @@ def check_output_directory(
 ) -> None:
     """
     Refuses the output directory `path` if it is a file, an input directory or the directory of
-    an input file, or (without `force`) a directory that holds anything but the leftovers of a
-    killed command, or one of the files `own` that mark the command's own output (which it
-    resumes).
+    an input file, or (without `force`) a directory that holds anything but the leftovers of
+    killed commands (`is_leftover`), unless it holds one of the files `own` that mark the
+    command's own output (which it resumes).
     """
     if os.path.exists(path) and not os.path.isdir(path):
         raise ConfigurationError(f"{path}: exists and is not a directory.")
     check_not_reading(path, inputs)
-    if not os.path.isdir(path) or force or _abandoned(path) is not None:
+    if not os.path.isdir(path) or force:
         return
     if any(os.path.exists(os.path.join(path, name)) for name in own):
         return
@@ -124,34 +129,70 @@ def output_directory(
     path: str, force: bool = False, inputs: Iterable[Optional[str]] = ()
 ) -> Iterator[str]:
     """
-    Checks the output directory `path` (`check_output_directory`), creates it and marks it as
-    being written until the block ends. A directory this block created is removed again if the
-    block fails; one that a killed command had created and left marked is emptied first.
+    Checks the output directory `path` (`check_output_directory`) and yields a new staging
+    folder inside it, where the command writes its files; once the block ends, they are moved
+    into `path` (with `force`, over the files of the same name) and the staging folder is
+    removed. A block that fails leaves `path` as it was (and removes it if the block created it).
+    The leftovers of killed commands there are removed first (`remove_leftovers`).
     """
     check_output_directory(path, force, inputs)
-    marker = os.path.join(path, PARTIAL_MARKER)
-    abandoned = _abandoned(path) if os.path.isdir(path) else None
-    if abandoned is not None and abandoned.get("created"):
-        logger.warning(
-            "%s: left by a killed command (process %s); writing it again.",
-            path,
-            abandoned.get("pid"),
-        )
-        shutil.rmtree(path)
-    created = not os.path.isdir(path) or not _contents(path)
+    created = not os.path.isdir(path)
     os.makedirs(path, exist_ok=True)
-    remove_stale_drafts(path)
-    with open(marker, "w") as handle:
-        json.dump({"host": _HOST, "pid": os.getpid(), "created": created}, handle)
+    remove_leftovers(path)
+    staging = os.path.join(path, f"{STAGING_PREFIX}{_HOST}.{os.getpid()}")
+    shutil.rmtree(staging, ignore_errors=True)  # an earlier, failed block of this process
+    os.mkdir(staging)
     try:
-        yield path
+        yield staging
+        for name in sorted(os.listdir(staging)):
+            _move_over(os.path.join(staging, name), os.path.join(path, name))
+        os.rmdir(staging)
     except BaseException:
-        if created:
-            shutil.rmtree(path, ignore_errors=True)
-        elif os.path.exists(marker):
-            os.remove(marker)
+        shutil.rmtree(path if created else staging, ignore_errors=True)
         raise
-    os.remove(marker)
+
+
+def _move_over(source: str, target: str) -> None:
+    """Renames `source` to `target`, replacing a file or directory there."""
+    if os.path.isdir(target) and not os.path.islink(target):
+        shutil.rmtree(target)
+    os.replace(source, target)
+
+
+def remove_leftovers(directory: str) -> List[str]:
+    """
+    Removes what killed commands of this host left in `directory` (`is_leftover`): drafts,
+    staging folders and old markers; returns their paths.
+    """
+    drafts = remove_stale_drafts(directory)
+    removed = []
+    for entry in sorted(os.listdir(directory)):
+        if entry != PARTIAL_MARKER and is_leftover(directory, entry):
+            shutil.rmtree(os.path.join(directory, entry))
+            removed.append(os.path.join(directory, entry))
+    if _old_marker_of_the_gone(directory):
+        os.remove(os.path.join(directory, PARTIAL_MARKER))
+        removed.append(os.path.join(directory, PARTIAL_MARKER))
+    if removed:
+        logger.warning("Removed what killed commands left: %s", ", ".join(removed))
+    return drafts + removed
+
+
+def is_leftover(directory: str, entry: str) -> bool:
+    """
+    Whether `entry` of `directory` was left by a killed command of this host: a draft
+    (`NAME.HOST.PID.tmp`) or staging folder (`.tft-staging.HOST.PID`) of a process that is gone,
+    or an older version's marker of one.
+    """
+    path = os.path.join(directory, entry)
+    if entry == PARTIAL_MARKER:
+        return _old_marker_of_the_gone(directory)
+    staging = re.match(rf"^{re.escape(STAGING_PREFIX + _HOST)}\.(?P<pid>\d+)$", entry)
+    if staging is not None:
+        real_folder = os.path.isdir(path) and not os.path.islink(path)
+        return real_folder and _gone(None, int(staging.group("pid")))
+    draft = re.match(rf"^.+\.{re.escape(_HOST)}\.(?P<pid>\d+)\.tmp$", entry)
+    return draft is not None and os.path.isfile(path) and _gone(None, int(draft.group("pid")))
 
 
 def remove_stale_drafts(directory: str, name: Optional[str] = None) -> List[str]:
@@ -177,16 +218,14 @@ def remove_stale_drafts(directory: str, name: Optional[str] = None) -> List[str]
     return removed
 
 
-def _abandoned(directory: str) -> Optional[dict]:
-    """The marker of a killed command that was writing `directory`, if there is one."""
+def _old_marker_of_the_gone(directory: str) -> bool:
+    """Whether `directory` holds an older version's marker of a process that is gone."""
     try:
         with open(os.path.join(directory, PARTIAL_MARKER)) as handle:
             owner = json.load(handle)
-        if _gone(owner.get("host"), int(owner["pid"])):
-            return owner
+        return _gone(owner.get("host"), int(owner["pid"]))
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        pass
-    return None
+        return False
 
 
 def _gone(host: Optional[str], pid: int) -> bool:
@@ -205,7 +244,8 @@ def _gone(host: Optional[str], pid: int) -> bool:
 
 
 def _contents(directory: str) -> List[str]:
-    return [name for name in os.listdir(directory) if name != PARTIAL_MARKER]
+    """What `directory` holds but the leftovers of killed commands."""
+    return [name for name in os.listdir(directory) if not is_leftover(directory, name)]
 
 
 def same_path(path1: str, path2: str) -> bool:

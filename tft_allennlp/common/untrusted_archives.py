@@ -216,11 +216,18 @@ def load_weights(path: str, map_location: Any = "cpu") -> Dict[str, torch.Tensor
             warnings.filterwarnings("ignore", message="Detected pickle protocol")
             return torch.load(path, map_location=map_location, weights_only=True)
     except pickle.UnpicklingError as error:
-        found = re.search(r"(GLOBAL \S+|Unsupported operand \S+|[^\n.]*is blocked)", str(error))
-        detail = found.group(1) if found else str(error).strip().splitlines()[-1][:120]
-        raise UntrustedArchiveError(
-            f"{archive_name(path)}: refused: not plain saved tensors ({detail}); loading it "
-            "could run code, so weights are loaded with torch.load(weights_only=True)"
+        found = re.search(r"GLOBAL (\S+)|whose module (\S+) is blocked", str(error))
+        if found is not None:
+            raise UntrustedArchiveError(
+                f"{archive_name(path)}: refused: it holds a Python object ("
+                f"{found.group(1) or found.group(2)}) that loading would run, not only tensors; "
+                "weights are loaded with torch.load(weights_only=True)"
+            ) from None
+        reason = re.search(r"WeightsUnpickler error:\s*([^\n]+)", str(error))
+        detail = (reason.group(1) if reason else str(error).strip().split("\n")[0])[:120]
+        raise ConfigurationError(
+            f"{archive_name(path)}: not a weights file torch can load with weights_only=True "
+            f"({detail})"
         ) from None
     except (OSError, MemoryError):
         raise
