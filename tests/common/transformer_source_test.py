@@ -14,8 +14,10 @@ import os
 import pytest
 from allennlp.common.checks import ConfigurationError
 
+from tests.common.output_paths_test import gone_pid
 from tft_allennlp.commands import export
 from tft_allennlp.common import transformer_source
+from tft_allennlp.common.output_paths import STAGING_PREFIX, draft_name
 from tft_allennlp.common.transformer_source import (
     MANIFEST_FILE,
     entry_problem,
@@ -233,6 +235,22 @@ def test_a_failed_export_leaves_no_entry(cache, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         exported_encoder(cache["archive"])
     assert os.listdir(os.path.join(os.environ["TFT_CACHE"], "encoders")) == []
+
+
+def test_what_a_killed_export_left_in_the_cache_goes_with_the_next_build(cache):
+    """A build killed midway (the process gone) leaves its staging folder, a whole export big:
+    the next build removes it; one of a process that still runs stays."""
+    encoders = os.path.join(os.environ["TFT_CACHE"], "encoders")
+    host = draft_name("x").split(".")[-3]
+    killed = os.path.join(encoders, f"{STAGING_PREFIX}{host}.{gone_pid()}")
+    running = os.path.join(encoders, f"{STAGING_PREFIX}{host}.{os.getppid()}")
+    for folder in (killed, running):
+        os.makedirs(os.path.join(folder, "encoder"))
+        open(os.path.join(folder, "encoder/model.safetensors"), "wb").write(b"half")
+    directory = exported_encoder(cache["archive"])
+    assert sorted(os.listdir(encoders)) == sorted(
+        [os.path.basename(directory), os.path.basename(running)]
+    )
 
 
 def test_tft_cache_a_file_is_one_line_naming_it(cache, tmp_path, monkeypatch):

@@ -59,6 +59,11 @@ def draft_name(target: str) -> str:
     return f"{target}.{_HOST}.{os.getpid()}.tmp"
 
 
+def staging_name(directory: str) -> str:
+    """The staging folder this process writes in `directory` (`.tft-staging.HOST.PID`)."""
+    return os.path.join(directory, f"{STAGING_PREFIX}{_HOST}.{os.getpid()}")
+
+
 def check_output_file(path: str, force: bool, inputs: Iterable[Optional[str]] = ()) -> str:
     """
     The real path to write the output file `path` to (through a symbolic link, the file it
@@ -139,7 +144,7 @@ def output_directory(
     created = not os.path.isdir(path)
     os.makedirs(path, exist_ok=True)
     remove_leftovers(path)
-    staging = os.path.join(path, f"{STAGING_PREFIX}{_HOST}.{os.getpid()}")
+    staging = staging_name(path)
     shutil.rmtree(staging, ignore_errors=True)  # an earlier, failed block of this process
     os.mkdir(staging)
     try:

@@ -59,6 +59,8 @@ import transformers
 from allennlp.common.checks import ConfigurationError
 from allennlp.models.archival import _WEIGHTS_NAME
 
+from tft_allennlp.common.output_paths import remove_leftovers, staging_name
+
 logger = logging.getLogger(__name__)
 
 ARCHIVED_TRANSFORMERS = "pretrained_transformers"
@@ -324,8 +326,12 @@ def _build_entry(archive_file: str, archive_digest: str, directory: str) -> None
     from tft_allennlp.commands.export import export_encoder
 
     encoders = os.path.dirname(directory)
+    # Named after this process, so that the next process removes what a killed one left.
+    staging = staging_name(encoders)
     try:
-        staging = tempfile.mkdtemp(dir=encoders, prefix=".staging-")
+        remove_leftovers(encoders)
+        shutil.rmtree(staging, ignore_errors=True)
+        os.mkdir(staging)
     except OSError as error:
         raise _cache_error(error) from None
     try:
