@@ -209,8 +209,9 @@ def _load_or_none(path: str, damaged: List[str]) -> Optional[Any]:
         damaged.append(f"{path} (missing)")
         return None
     try:
-        # Onto the CPU first; `load_state_dict` moves the tensors to the model's device.
-        return torch.load(path, map_location=nn_util.device_mapping(-1))
+        # Onto the CPU first; `load_state_dict` moves the tensors to the model's device. Tensors
+        # and plain values only, whatever the environment says (docs/security.md).
+        return torch.load(path, map_location=nn_util.device_mapping(-1), weights_only=True)
     except Exception as error:  # torch raises EOFError, RuntimeError or UnpicklingError
         damaged.append(f"{path} ({type(error).__name__}: {error or 'the file ends early'})")
         return None
