@@ -1205,8 +1205,6 @@ def cache_entry_without_weights(d, a):
     the entry, says so in one warning, and trains."""
     import hashlib
 
-    from tft_allennlp.common.transformer_source import entry_problem
-
     environment = _from_injection(d, a, d / "cache")
     with open(environment["TFT_MODEL"], "rb") as handle:
         digest = hashlib.sha256(handle.read()).hexdigest()
@@ -1224,15 +1222,22 @@ def cache_entry_without_weights(d, a):
         f"The cached encoder {entry} is not used (model.safetensors is missing); rebuilding it "
         f"from {environment['TFT_MODEL']}"
     )
+
+    def rebuilt(outcome: Outcome) -> bool:
+        # Imported here: a tree from before the check (`--tree`) still runs the case.
+        from tft_allennlp.common.transformer_source import entry_problem
+
+        return (
+            (outcome.stdout + outcome.stderr).count(warning) == 1
+            and (d / "run/model.tar.gz").exists()
+            and entry_problem(str(entry), digest) is None
+        )
+
     return Run(
         _train("glue/mrpc.jsonnet", d, a),
         environment=environment,
         before=first_run_then_damage,
-        check=lambda o: (
-            (o.stdout + o.stderr).count(warning) == 1
-            and (d / "run/model.tar.gz").exists()
-            and entry_problem(str(entry), digest) is None
-        ),
+        check=rebuilt,
     )
 
 
@@ -1475,6 +1480,85 @@ INPUTS_62 = [
 ]
 
 
+# tft-experiment: a spec changed since its grid ran, or wrong before any run starts (issue 62,
+# item 3). Right: a changed spec that would report finished runs under it is refused in one line
+# naming the key (or, with --force, trains them again); a wrong spec is one line naming the key
+# and starts no run.
+
+_EPOCHS_2 = {"trainer.num_epochs": 2, "data_loader.batch_size": 8}
+_EPOCHS_1 = {"trainer.num_epochs": 1, "data_loader.batch_size": 4}
+
+
+def experiment_changed_spec(*flags: str):
+    """A grid finished with two epochs of batches of 8, run again with one epoch of 4."""
+
+    def setup(d, a):
+        spec = _spec(d, a, train_sizes=[8], glue_overrides=_EPOCHS_2)
+
+        def first_run():
+            outcome = run_allennlp(["tft-experiment", spec], d)
+            assert outcome.returncode == 0, outcome.stderr[-3000:]
+            _spec(d, a, train_sizes=[8], glue_overrides=_EPOCHS_1)
+
+        def trained_again(o):
+            config = d / "grid/glue/tiny/none/paper/mrpc/n8/seed1/config.json"
+            trainer = json.loads(config.read_text())["trainer"]
+            recorded = json.loads((d / "grid/spec.json").read_text())["glue_overrides"]
+            return "1 done" in o.stdout and trainer["num_epochs"] == 1 and recorded == _EPOCHS_1
+
+        return Run(["tft-experiment", spec, *flags], before=first_run, check=trained_again)
+
+    return setup
+
+
+def experiment_runs_spec(**changes):
+    """The grid run (not --report-only) with `changes` to the spec (`{dir}`: the case's)."""
+
+    def setup(d, a):
+        here = json.loads(json.dumps(changes).replace("{dir}", str(d)))
+        return Run(["tft-experiment", _spec(d, a, **here)])
+
+    return setup
+
+
+_PAIRS_TASK = {
+    "task": {"sentence1": "first", "sentence2": "second", "label": "verdict", "labels": ["s", "d"]},
+    "train_data_path": "{dir}/data/train.tsv",
+    "validation_data_path": "{dir}/data/dev.tsv",
+}
+
+EXPERIMENT_SPEC_62 = [
+    Case(
+        "tft-experiment",
+        "rerun with changed glue_overrides",
+        experiment_changed_spec(),
+        "error",
+        ["glue_overrides", "--force"],
+    ),
+    Case(
+        "tft-experiment",
+        "rerun with changed glue_overrides, --force",
+        experiment_changed_spec("--force"),
+        "correct",
+    ),
+    Case(
+        "tft-experiment",
+        "negative train_sizes",
+        experiment_runs_spec(train_sizes=[8, -8]),
+        "error",
+        ["{dir}/spec.json", "train_sizes"],
+    ),
+    Case("tft-experiment", "tasks: []", experiment_runs_spec(tasks=[]), "error", ["tasks"]),
+    Case(
+        "tft-experiment",
+        "custom task without its files",
+        experiment_runs_spec(tasks=["pairs"], custom_tasks={"pairs": _PAIRS_TASK}),
+        "error",
+        ["train_data_path", "{dir}/data/train.tsv"],
+    ),
+]
+
+
 CASES: List[Case] = (
     ALIGN
     + EXPORT
@@ -1485,6 +1569,7 @@ CASES: List[Case] = (
     + PREDICT
     + SECURITY
     + CACHE_62
+    + EXPERIMENT_SPEC_62
     + INPUTS_62
 )
 FAMILIES = list(dict.fromkeys(case.family for case in CASES))

@@ -1705,3 +1705,131 @@ def test_a_run_whose_harness_dies_stops_at_its_batch_and_the_next_harness_record
     assert lost["started"] == round(claimed, 1) <= lost["ended"] <= round(stopped, 1)
     assert done["outcome"] == "done"
     assert "Resuming" in open(os.path.join(run.directory, "train.log")).read()
+
+
+def cli_spec(directory, tiny_bert, **values):
+    """Writes `directory/spec.json`, a grid of one MRPC run in `directory/grid`; its path."""
+    spec = {
+        "output_dir": str(directory / "grid"),
+        "base_models": {"tiny": tiny_bert},
+        "tasks": ["mrpc"],
+        "glue_dir": str(FIXTURES_ROOT / "glue"),
+        "variants": ["none"],
+        "train_sizes": [8],
+        "glue_overrides": {"trainer.num_epochs": 1, "data_loader.batch_size": 8},
+        "keep_weights": False,
+        **values,
+    }
+    path = directory / "spec.json"
+    path.write_text(json.dumps(spec))
+    return str(path)
+
+
+def grid_files(directory):
+    return {
+        str(path.relative_to(directory)): path.read_bytes()
+        for path in sorted(directory.rglob("*"))
+        if path.is_file()
+    }
+
+
+def test_a_changed_spec_that_would_report_finished_runs_as_its_own_is_refused(tmp_path, tiny_bert):
+    path = cli_spec(tmp_path, tiny_bert)
+    spec = ExperimentSpec.from_file(path)
+    os.makedirs(spec.output_dir)
+    (tmp_path / "grid/spec.json").write_text(spec.dumps())
+    (run,) = spec.glue_runs()
+    os.makedirs(run.directory)  # finished, as far as the grid can tell
+    metrics = {"validation_accuracy": 0.5, "validation_f1": 0.5, "validation_combined_score": 0.5}
+    (
+        tmp_path / "grid" / os.path.relpath(run.directory, spec.output_dir) / "metrics.json"
+    ).write_text(json.dumps(metrics))
+    before = grid_files(tmp_path / "grid")
+    cli_spec(tmp_path, tiny_bert, glue_overrides={"trainer.num_epochs": 2})
+    refusal = (
+        f"tft-experiment: {path}: 'glue_overrides' differs from the spec that output_dir "
+        f"{spec.output_dir} ran with: 1 finished run would train otherwise "
+        "(glue/tiny/none/paper/mrpc/n8/seed1); give another output_dir (its reuse_from may name "
+        f"{spec.output_dir} to take the runs that stay the same), or "
+    )
+    remedies = {
+        (): "--force to train them again there",
+        ("--report-only",): "run it without --report-only and with --force to train them again",
+        ("--report-only", "--force"): (
+            "run it without --report-only and with --force to train them again"
+        ),
+    }
+    for flags, remedy in remedies.items():
+        (result,) = forked_allennlp(["tft-experiment", path, *flags])
+        assert result.returncode == 1
+        assert result.stderr.strip().splitlines()[-1] == refusal + remedy
+        assert grid_files(tmp_path / "grid") == before
+
+    # More seeds change no finished run: the report goes on (saying so, `changes_test.py`).
+    cli_spec(tmp_path, tiny_bert, seeds=[1, 2])
+    (result,) = forked_allennlp(["tft-experiment", path, "--report-only"])
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.startswith("report of 1 finished runs:")
+    assert json.loads((tmp_path / "grid/spec.json").read_text())["seeds"] == [1, 2]
+    history = (tmp_path / "grid/spec_history.jsonl").read_text().splitlines()
+    assert [json.loads(line) for line in history] == [json.loads(before["spec.json"])]
+
+
+CUSTOM_PAIRS = {
+    "task": {"sentence1": "first", "sentence2": "second", "label": "verdict", "labels": ["s", "d"]},
+    "train_data_path": "TMP/data/train.tsv",
+    "validation_data_path": "TMP/data/dev.tsv",
+}
+
+
+@pytest.mark.parametrize(
+    "values, error",
+    [
+        (
+            {"train_sizes": [8, -8]},
+            "'train_sizes' must hold positive integers (or null, the whole training file), not -8.",
+        ),
+        ({"tasks": []}, "'tasks' is empty: name at least one task to fine-tune on."),
+        (
+            {"tasks": ["pairs"], "custom_tasks": {"pairs": CUSTOM_PAIRS}},
+            "custom_tasks['pairs'].train_data_path: TMP/data/train.tsv: No such file or directory",
+        ),
+    ],
+    ids=["a negative size", "no task", "a custom task without its files"],
+)
+def test_a_spec_found_wrong_is_one_line_and_starts_no_run(tmp_path, tiny_bert, values, error):
+    values = json.loads(json.dumps(values).replace("TMP", str(tmp_path)))
+    path = cli_spec(tmp_path, tiny_bert, **values)
+    (result,) = forked_allennlp(["tft-experiment", path])
+    assert result.returncode == 1
+    expected = f"tft-experiment: {path}: {error.replace('TMP', str(tmp_path))}"
+    assert result.stderr.strip().splitlines() == [expected]
+    assert not (tmp_path / "grid").exists()
+
+
+def test_force_trains_again_the_finished_runs_a_changed_spec_changes(tmp_path, tiny_bert):
+    path = cli_spec(tmp_path, tiny_bert)
+    first_spec = ExperimentSpec.from_file(path)
+    (run,) = first_spec.glue_runs()
+    with forked_experiment_runs():
+        (first,) = forked_allennlp(["tft-experiment", path])
+        assert first.returncode == 0, first.stderr[-3000:]
+        trained = os.path.getmtime(os.path.join(run.directory, "metrics.json"))
+        cli_spec(tmp_path, tiny_bert, glue_overrides={"trainer.num_epochs": 1})
+        (forced,) = forked_allennlp(["tft-experiment", path, "--force"])
+    assert forced.returncode == 0, forced.stderr[-3000:]
+    assert forced.stdout.startswith("runs: 1 done;")
+    assert (
+        f"{first_spec.output_dir}/spec.json: the spec changed ('glue_overrides'): training 1 "
+        "finished run again with it (--force)."
+    ) in forced.stderr
+    # Trained again with the new spec: the config's batch size is the default 32, not 8.
+    config = json.loads(open(os.path.join(run.directory, "config.json")).read())
+    assert config["data_loader"]["batch_size"] == 32
+    assert os.path.getmtime(os.path.join(run.directory, "metrics.json")) > trained
+    attempts = [json.loads(line) for line in open(tmp_path / "grid/attempts.jsonl")]
+    assert [attempt["outcome"] for attempt in attempts] == ["done", "done"]
+    recorded = json.loads((tmp_path / "grid/spec.json").read_text())
+    assert recorded["glue_overrides"] == {"trainer.num_epochs": 1}
+    history = (tmp_path / "grid/spec_history.jsonl").read_text().splitlines()
+    assert [json.loads(line) for line in history] == [json.loads(first_spec.dumps())]

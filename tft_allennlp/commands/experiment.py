@@ -2,6 +2,11 @@
 `allennlp tft-experiment SPEC`: runs a grid of injections and GLUE fine-tunings resumably,
 in parallel (`--jobs`) and across machines (`--shard`), and writes `runs.csv`, `results.md`
 and `scores.png` to the spec's output directory.
+
+Before it writes or starts anything, the spec is checked whole (`ExperimentSpec`, and the files
+of its custom tasks, `experiments/inputs.py`) and compared with the spec the output directory
+ran with (`experiments/changes.py`): a change that would report finished runs as trained with
+it is refused in one line, unless `--force` trains them again.
 """
 
 import argparse
@@ -21,6 +26,8 @@ from tft_allennlp.commands.arguments import positive_float, positive_int
 from tft_allennlp.common.input_problems import MalformedInputError, check_regular_file
 from tft_allennlp.common.output_paths import add_force_argument, check_output_directory
 from tft_allennlp.experiments import ExperimentRunner, ExperimentSpec, collect_results
+from tft_allennlp.experiments.changes import SPEC_FILE, accept_change, check_change, spec_change
+from tft_allennlp.experiments.inputs import check_inputs
 from tft_allennlp.experiments.paired import (
     Reference,
     customised_variant,
@@ -38,7 +45,7 @@ from tft_allennlp.experiments.training import RunStopped
 logger = logging.getLogger(__name__)
 
 # Files that only an experiment's output directory holds.
-EXPERIMENT_FILES = ("spec.json", "attempts.jsonl")
+EXPERIMENT_FILES = (SPEC_FILE, "attempts.jsonl")
 
 
 @Subcommand.register("tft-experiment")
@@ -89,7 +96,9 @@ class Experiment(Subcommand):
             help="how often to look for other shards' runs while waiting",
         )
         add_force_argument(
-            subparser, "the outputs in an output directory that holds no experiment's spec.json"
+            subparser,
+            "the outputs in an output directory that holds no experiment's spec.json, or the "
+            "finished runs that a changed spec trains otherwise (trained again)",
         )
         subparser.set_defaults(func=_experiment_from_args)
         return subparser
@@ -118,6 +127,16 @@ def _experiment_from_args(args: argparse.Namespace) -> None:
         # An experiment's output directory (with its spec.json or attempts.jsonl) is resumed;
         # any other that holds files is someone else's.
         check_output_directory(spec.output_dir, args.force, own=EXPERIMENT_FILES)
+        # Before anything is written or started: a spec that would report the directory's
+        # finished runs as trained with it is refused (or, with --force, trains them again),
+        # and the files that the runs left to train read are there.
+        change = spec_change(spec)
+        if change is not None:
+            check_change(change, args.spec, args.force, args.report_only)
+        if not args.report_only:
+            check_inputs(spec, args.spec, [] if change is None else change.changed)
+        if change is not None:
+            accept_change(change)
     except ConfigurationError as error:
         sys.exit(f"tft-experiment: {error}")
     statuses = {}
@@ -161,7 +180,7 @@ def run_experiment(
     injections: bool = True,
 ) -> Dict[str, Status]:
     os.makedirs(spec.output_dir, exist_ok=True)
-    _write_atomically(os.path.join(spec.output_dir, "spec.json"), spec.dumps().encode())
+    _write_atomically(os.path.join(spec.output_dir, SPEC_FILE), spec.dumps().encode())
     return ExperimentRunner(spec, jobs, shard, wait, poll_seconds, injections).run()
 
 
@@ -218,7 +237,7 @@ def write_outputs(spec: ExperimentSpec) -> Tuple[List[str], int]:
         write_paired_csv(rows, [(f, r, base) for f, r, _, base in comparisons], drafts[3])
         for draft, path in zip(drafts, paths):
             os.replace(draft, path)
-    _write_atomically(os.path.join(spec.output_dir, "spec.json"), spec.dumps().encode())
+    _write_atomically(os.path.join(spec.output_dir, SPEC_FILE), spec.dumps().encode())
     return paths, len({row["directory"] for row in rows})
 
 

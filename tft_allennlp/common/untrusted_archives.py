@@ -223,8 +223,8 @@ def load_weights(path: str, map_location: Any = "cpu") -> Dict[str, torch.Tensor
                 f"{found.group(1) or found.group(2)}) that loading would run, not only tensors; "
                 "weights are loaded with torch.load(weights_only=True)"
             ) from None
-        reason = re.search(r"WeightsUnpickler error:\s*([^\n]+)", str(error))
-        detail = (reason.group(1) if reason else str(error).strip().split("\n")[0])[:120]
+        said = re.search(r"WeightsUnpickler error:\s*([^\n]+)", str(error))
+        detail = (said.group(1) if said else str(error).strip().split("\n")[0])[:120]
         raise ConfigurationError(
             f"{archive_name(path)}: not a weights file torch can load with weights_only=True "
             f"({detail})"

@@ -1,8 +1,13 @@
 """
 The runs of an experiment grid as data: what each trains (config, overrides, environment of its
 `allennlp train`) and where (its directory). The spec builds them; the runner trains them.
+
+A run's `fingerprint` stands for what it trains, not where nor under which labels it is
+reported: two specs that give one run directory the same fingerprint train the same run there
+(`changes.py`).
 """
 
+import hashlib
 import json
 import os
 from dataclasses import dataclass
@@ -14,6 +19,11 @@ Training = Tuple[str, Dict[str, Any], Dict[str, str]]
 
 def seed_overrides(seed: int) -> Dict[str, int]:
     return {"random_seed": seed, "numpy_seed": seed, "pytorch_seed": seed}
+
+
+def fingerprint_of(description: Dict[str, Any]) -> str:
+    """The SHA-256 of a run's description (JSON, its keys sorted)."""
+    return hashlib.sha256(json.dumps(description, sort_keys=True).encode()).hexdigest()
 
 
 def size_name(train_size: Optional[int]) -> str:
@@ -46,6 +56,14 @@ class InjectionRun:
         overrides = {**seed_overrides(self.seed), **json.loads(self.overrides)}
         environment = {"TFT_MODEL": self.model, "TFT_PARAPHRASE_CORPUS": self.corpus or ""}
         return self.config, overrides, environment
+
+    @property
+    def fingerprint(self) -> str:
+        """Of its config, overrides (seed included) and environment."""
+        config, overrides, environment = self.training()
+        return fingerprint_of(
+            {"config": config, "overrides": overrides, "environment": environment}
+        )
 
 
 @dataclass(frozen=True)
@@ -85,6 +103,25 @@ class GlueRun:
     def training(self) -> Training:
         environment = {"TFT_MODEL": self.model, "GLUE_DIR": self.glue_dir}
         return self.config, json.loads(self.overrides), environment
+
+    @property
+    def fingerprint(self) -> str:
+        """
+        Of its config (and the text generated into it), overrides, environment and tasks, and
+        of the injection whose encoder it fine-tunes.
+        """
+        config, overrides, environment = self.training()
+        injection = None if self.injection is None else self.injection.fingerprint
+        return fingerprint_of(
+            {
+                "config": config,
+                "config_text": self.config_text,
+                "overrides": overrides,
+                "environment": environment,
+                "tasks": list(self.tasks),
+                "injection": injection,
+            }
+        )
 
 
 Run = Union[InjectionRun, GlueRun]

@@ -21,7 +21,7 @@ import itertools
 import json
 import os
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from allennlp.common.checks import ConfigurationError
 
@@ -45,6 +45,8 @@ from tft_allennlp.experiments.variants import SEEDED, VARIANTS, Variant
 
 # The recipe label of the runs that use the sweep's choice.
 TUNED = "tuned"
+# The largest seed numpy takes.
+MAX_SEED = 2**32 - 1
 
 TunedKey = Tuple[str, str, Optional[int]]
 """(base, task, train_size): what a tuned recipe is chosen for."""
@@ -106,9 +108,11 @@ class ExperimentSpec:
         paired by seed (the same subsample and fine-tuning seed), in the report's paired tables
         and CSV: a small model with injection against a larger one without.
     train_sizes : `List[Optional[int]]`, optional (default = `[null]`)
-        Training examples per run; `null` is the whole training file.
+        Training examples per run, each positive; `null` is the whole training file.
     seeds : `List[int]`, optional (default = `[1]`)
-        Seeds of the fine-tuning runs (random, numpy and torch seeds, and the subsample).
+        Seeds of the fine-tuning runs (random, numpy and torch seeds, and the subsample), each
+        from 0 to 2**32 - 1 (numpy's range). No list of the grid may be empty or give a value
+        twice.
     recipes : `Dict[str, Dict[str, Any]]`, optional (default = `{"paper": {}}`)
         Name -> overrides of the GLUE config; every variant of a base gets the same recipes.
     sweep : `Dict[str, List[Any]]`, optional (default = `{}`)
@@ -206,6 +210,7 @@ class ExperimentSpec:
     reuse_from: List[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
+        self._check_values()
         for name, custom in self.custom_tasks.items():
             define_custom_task(name, custom)
         for task in self.tasks:
@@ -215,6 +220,49 @@ class ExperimentSpec:
         self._check_variants()
         self._check_grid()
         self._check_recipes()
+
+    def _check_values(self) -> None:
+        """
+        The lists that span the grid: not empty, no value twice, each value one a run can
+        take (a training size is positive, a seed one that numpy takes).
+        """
+        if not self.tasks:
+            raise ConfigurationError("'tasks' is empty: name at least one task to fine-tune on.")
+        _check_distinct("tasks", self.tasks)
+        for size in self.train_sizes:
+            if size is not None and (not _is_integer(size) or size <= 0):
+                raise ConfigurationError(
+                    f"'train_sizes' must hold positive integers (or null, the whole training "
+                    f"file), not {json.dumps(size)}."
+                )
+        _check_distinct("train_sizes", self.train_sizes)
+        seeds = {
+            "seeds": self.seeds,
+            "sweep_seeds": self.sweep_seeds or [],
+            "injection_seeds": self.injection_seeds or [],
+            "injection_seed": [self.injection_seed],
+        }
+        for key, values in seeds.items():
+            for seed in values:
+                if not _is_integer(seed) or not 0 <= seed <= MAX_SEED:
+                    raise ConfigurationError(
+                        f"{key!r} must hold integers from 0 to {MAX_SEED} (seeds numpy takes), "
+                        f"not {json.dumps(seed)}."
+                    )
+        _check_distinct("seeds", self.seeds)
+        _check_distinct("sweep_seeds", self.sweep_seeds or [])
+        if self.sweep_seeds == []:
+            raise ConfigurationError("'sweep_seeds' is empty: leave it out to use the first seed.")
+        if not _is_integer(self.retries) or self.retries < 0:
+            raise ConfigurationError(
+                f"'retries' must be 0 or more, not {json.dumps(self.retries)}."
+            )
+        variant_lists = {"variants": self.variants}
+        variant_lists.update((f"base_variants.{b}", v) for b, v in self.base_variants.items())
+        for key, variants in variant_lists.items():
+            if not variants:
+                raise ConfigurationError(f"{key!r} is empty: name at least one variant ('none').")
+            _check_distinct(key, variants)
 
     def _check_strategies(self) -> None:
         known = FineTuningStrategy.list_available()
@@ -227,6 +275,17 @@ class ExperimentSpec:
         if stray:
             raise ConfigurationError(
                 f"strategy_overrides names strategies the grid does not run: {stray}."
+            )
+        _check_distinct("strategies", self.strategies)
+        unserved = [
+            task
+            for task in self.tasks
+            if not any(strategy_named(s).applies_to(task) for s in self.strategies)
+        ]
+        if unserved:
+            raise ConfigurationError(
+                f"No strategy of 'strategies' {self.strategies} applies to the tasks {unserved}: "
+                "they would have no run."
             )
         label_sets = {task_named(task).labels for task in self.tasks} - {()}
         multitask = any(strategy_named(s).trains_all_tasks for s in self.strategies)
@@ -295,6 +354,8 @@ class ExperimentSpec:
             return cls(**values)
         except TypeError as error:
             raise ConfigurationError(f"{path}: {error}") from None
+        except ConfigurationError as error:
+            raise ConfigurationError(f"{path}: {error.message}") from None
 
     def dumps(self) -> str:
         """The spec as JSON, with the seeds that default to others' given."""
@@ -510,6 +571,17 @@ class ExperimentSpec:
         overrides.update(strategy.overrides())
         overrides.update(self.strategy_overrides.get(strategy_name, {}))
         return {**seed_overrides(seed), **strategy.run_overrides(overrides, tasks)}
+
+
+def _is_integer(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_distinct(key: str, values: Sequence[Any]) -> None:
+    """A value given twice would name the same runs twice."""
+    for index, value in enumerate(values):
+        if value in values[:index]:
+            raise ConfigurationError(f"{key!r} gives {json.dumps(value)} twice.")
 
 
 def _check_custom_variant(name: str, custom: Dict[str, Any]) -> None:

@@ -4,6 +4,7 @@ the specs read in this process describe (`ExperimentSpec.custom_tasks`), with th
 the sweep, the CSV and the tables.
 """
 
+import json
 from typing import Any, Dict
 
 from allennlp.common.checks import ConfigurationError
@@ -23,6 +24,11 @@ def define_custom_task(name: str, custom: Dict[str, Any]) -> SentenceTask:
             f"custom_tasks[{name!r}]: a name that is not a GLUE task's, with exactly "
             f"{list(CUSTOM_KEYS)}."
         )
+    for key in CUSTOM_KEYS[1:]:
+        if not isinstance(custom[key], str) or not custom[key]:
+            raise ConfigurationError(
+                f"custom_tasks[{name!r}].{key} must be a file name, not {json.dumps(custom[key])}."
+            )
     task = SentenceTask.from_dict({"name": name, **custom["task"]})
     TASKS[name] = task
     return task
