@@ -540,6 +540,13 @@ EXPORT = [
         "error",
         ["no.tar.gz"],
     ),
+    Case(
+        "tft-export",
+        "a Hugging Face model folder given as the archive",
+        lambda d, a: Run(["tft-export", a.bert, str(d / "out")]),
+        "error",
+        ["a Hugging Face model folder"],
+    ),
 ]
 
 

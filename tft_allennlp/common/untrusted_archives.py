@@ -108,9 +108,11 @@ def extract_archive(archive_file: str, directory: str, name: Optional[str] = Non
                 member_name = error.tarinfo.name if error.tarinfo is not None else "?"
                 raise UntrustedArchiveError(_refusal(name, member_name, str(error))) from None
     except (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile) as error:
+        # tarfile's ReadError lists every compression it tried, one line each: say it in one.
+        what = "not a tar file" if isinstance(error, tarfile.ReadError) else str(error)
         raise ConfigurationError(
             f"{name}: not a readable model archive (a model.tar.gz, or a serialization "
-            f"directory): {error}"
+            f"directory): {what.splitlines()[0] if what else type(error).__name__}"
         ) from None
 
 
