@@ -1,7 +1,8 @@
 """
 The user documentation (README.md, docs/, results/README.md) stays true to the repository: the
 package tree of docs/development.md and the scripts' list in results/README.md name exactly the
-package's modules and folders and the scripts, every relative link leads to a file, and no internal issue number is left for a reader to decode.
+package's modules and folders and the scripts, every relative link leads to a file, and no
+internal issue number is left for a reader to decode.
 """
 
 import re
