@@ -806,7 +806,27 @@ def train_disk_full(d, a):
     )
 
 
+def train_force_into_the_data(d, a):
+    """`-s` the GLUE task folder the config reads, with --force (which deletes the folder)."""
+    shutil.copytree(FIXTURES_ROOT / "glue/MRPC", d / "glue/MRPC")
+    argv = _train("glue/mrpc.jsonnet", d, a)
+    argv[argv.index("-s") + 1] = str(d / "glue/MRPC")
+    train = d / "glue/MRPC/train.tsv"
+    return Run(
+        argv + ["--force"],
+        environment=_glue_environment(a, d / "glue"),
+        harmless=lambda: train.is_file(),
+    )
+
+
 TRAIN = [
+    Case(
+        "allennlp train",
+        "-s the data folder, --force",
+        train_force_into_the_data,
+        "error",
+        ["{dir}/glue/MRPC", "which the config reads"],
+    ),
     Case(
         "allennlp train",
         "override trainer.num_epoch (a typo)",

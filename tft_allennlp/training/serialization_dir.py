@@ -8,13 +8,17 @@ before its first checkpoint (`config.json`, `meta.json`, `out.log`, `vocabulary/
 `pretrained_transformers/` files) is cleared
 and reused, with a warning; a directory with anything else (a checkpoint, weights, metrics, a
 file of the user's) is refused as before, with a message that says what to add.
+
+`--force` (which deletes the directory) and `--recover` (which writes into it) never take a
+directory that is, or holds, a file or folder the config reads (its data paths, the model
+checkpoint, the aligned corpus): that is refused in one line naming the path and its key.
 """
 
 import fnmatch
 import logging
 import os
 import shutil
-from typing import Any, Callable, Union
+from typing import Any, Callable, Iterator, Optional, Tuple, Union
 
 from allennlp.common.checks import ConfigurationError
 
@@ -42,6 +46,38 @@ def left_by_a_failed_start(directory: str) -> bool:
     )
 
 
+def check_reads_nothing_inside(params: Any, serialization_dir: str, flag: Optional[str]) -> None:
+    """
+    A `ConfigurationError` when the existing `serialization_dir` is, or holds, a path that the
+    config `params` reads (any string value of it that names an existing file or folder, by
+    its real path): `--force` would delete it, a run would write beside it and `--recover` into
+    it.
+    """
+    directory = os.path.join(os.path.realpath(serialization_dir), "")
+    config = params.as_dict(quiet=True) if hasattr(params, "as_dict") else dict(params)
+    for key, value in _string_values(config):
+        if not value or not os.path.exists(value):
+            continue
+        if os.path.join(os.path.realpath(value), "").startswith(directory):
+            deleted = f"; {flag} would delete it" if flag == "--force" else ""
+            raise ConfigurationError(
+                f"Serialization directory {serialization_dir} holds {value}, which the config "
+                f"reads ({key}){deleted}: give another -s directory."
+            )
+
+
+def _string_values(value: Any, path: str = "") -> Iterator[Tuple[str, str]]:
+    """(dotted key, value) of every string in a config."""
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _string_values(item, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _string_values(item, f"{path}[{index}]")
+
+
 def install() -> None:
     """Wraps AllenNLP's `create_serialization_dir` (as `allennlp train` calls it)."""
     from allennlp.training import util as training_util
@@ -55,6 +91,8 @@ def install() -> None:
     ) -> None:
         serialization_dir = str(serialization_dir)
         exists = os.path.isdir(serialization_dir) and os.listdir(serialization_dir)
+        if exists:
+            check_reads_nothing_inside(params, serialization_dir, "--force" if force else None)
         if exists and not (recover or force):
             if not left_by_a_failed_start(serialization_dir):
                 raise ConfigurationError(
