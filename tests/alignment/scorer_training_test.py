@@ -91,7 +91,7 @@ def test_the_script_trains_a_scorer_the_aligner_loads(tmp_path):
         files.append(f"{genre}={path}")
     output = tmp_path / "scorer.json"
     result = subprocess.run(
-        [sys.executable, "scripts/train_learned_aligner.py", "--groups", "lexical"]
+        [sys.executable, "research/scripts/train_learned_aligner.py", "--groups", "lexical"]
         + ["--output", str(output), "--train", *files],
         cwd=PROJECT_ROOT,
         env={**os.environ, "OMP_NUM_THREADS": "1"},

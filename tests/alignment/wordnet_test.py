@@ -61,7 +61,7 @@ def test_a_database_that_is_not_wordnet_is_refused_naming_the_file(database, tmp
 
 def test_synonyms_link_after_form_and_lemma_and_only_within_a_kind(database):
     wordnet = WordNet(database)
-    basic = SyntacticBasicPhraseAligner.word_linker(wordnet)
+    basic = SyntacticBasicPhraseAligner(wordnet=database).linker
 
     def parsed(words, lemmas, pos):
         return ParsedSentence(words.split(), lemmas.split(), pos, [])
@@ -70,7 +70,7 @@ def test_synonyms_link_after_form_and_lemma_and_only_within_a_kind(database):
     target = parsed("chose kids", "choose kid", ["VERB", "NOUN"])
     assert WordNetSynonym(wordnet).matches(source, 0, target, 0)
     assert CHECKED.link_words(source, target) == set()
-    checked = SyntacticPhraseAligner.word_linker(wordnet)
+    checked = SyntacticPhraseAligner(wordnet=database).linker
     assert checked.link(source, target) == {(0, 0), (1, 1)}
     # A lemma link wins over a synonym: "chose" goes to "choosing", not to "selected".
     source = parsed("selected choosing", "select choose", ["VERB", "VERB"])
@@ -106,6 +106,11 @@ def test_the_aligner_from_a_config_links_by_the_database_it_names(database):
         ["chose", "child"], ["choose", "child"], ["VERB", "NOUN"], [(0, 0), (1, 1)]
     )
     # "select" / "choose" share their first sense; "kid" / "child" only kid's second.
+    assert aligner.align(source, target)["alignments"] == [[[0, 0], [0, 0]]]
+    # The same rule named in the link rules, in a rank of its own.
+    synonyms = {"type": "tft_wordnet_synonym", "wordnet": database, "senses": 1}
+    config = {"type": "tft_syntactic", "link_rules": [["tft_same_form"], [synonyms]]}
+    aligner = PhraseAligner.from_params(Params(config))
     assert aligner.align(source, target)["alignments"] == [[[0, 0], [0, 0]]]
 
 

@@ -2,7 +2,7 @@
 The trained parameters of the learned aligner (`tft_learned`): two rounds of a logistic link
 scorer over `tft_allennlp.alignment.link_features`, the score a word pair needs to link, and a
 logistic phrase-pair scorer with the score a pair needs to be kept. They live in one small JSON
-file, written by `scripts/train_learned_aligner.py` and read by `LearnedScorer.from_file`.
+file, written by `research/scripts/train_learned_aligner.py` and read by `LearnedScorer.from_file`.
 """
 
 import json
@@ -123,7 +123,7 @@ class LearnedScorer(NamedTuple):
             if model.names != names:
                 raise ConfigurationError(
                     f"{path}: made for other features than this code computes (retrain it "
-                    "with scripts/train_learned_aligner.py)"
+                    "with research/scripts/train_learned_aligner.py)"
                 )
         return scorer
 

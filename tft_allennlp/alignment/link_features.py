@@ -11,14 +11,7 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy
 
-from tft_allennlp.alignment.link_rules import (
-    Abbreviation,
-    SameNumber,
-    SpellingVariant,
-    WithoutPeriods,
-    WordNetSynonym,
-    WrittenOut,
-)
+from tft_allennlp.alignment.link_rules import Abbreviation, SpellingVariant, WordNetSynonym
 from tft_allennlp.alignment.parsed_sentence import CONTENT_POS, ParsedSentence
 from tft_allennlp.alignment.word_forms import number_value, written_form
 from tft_allennlp.alignment.wordnet import WordNet
@@ -29,8 +22,9 @@ UNIVERSAL_POS = (
 )
 # Feature groups, in the order they are stacked.
 GROUPS = ("lexical", "wordnet", "static", "contextual")
-# The rules whose evidence is one feature: forms of one word written two ways.
-FORM_RULES = (WrittenOut(), WithoutPeriods(), SameNumber(), Abbreviation(), SpellingVariant())
+# The link rules that "written_variant" asks for its own (`_written_variants`).
+ABBREVIATION = Abbreviation()
+SPELLING_VARIANT = SpellingVariant()
 
 
 def feature_names(groups: Sequence[str]) -> List[str]:
@@ -74,9 +68,11 @@ def similarity_features(similarity: numpy.ndarray) -> List[numpy.ndarray]:
 
 
 def _written_variants(source: ParsedSentence, target: ParsedSentence) -> numpy.ndarray:
-    """1 where one of `FORM_RULES` matches (`LinkRule.matches`, by the same tests): a symbol
-    written out, forms without periods, numbers of one value, or, between capitalised words,
-    an abbreviation or a name spelt two ways."""
+    """1 where one word is written two ways, as the link rules find it: a symbol written out,
+    forms without periods, numbers of one value (the tests of "tft_written_out",
+    "tft_without_periods" and "tft_same_number", for all word pairs at once), or, between
+    capitalised words, an abbreviation or a name spelt two ways (`ABBREVIATION`,
+    `SPELLING_VARIANT`)."""
 
     def keys(sentence: ParsedSentence) -> List[tuple]:
         found = []
@@ -97,10 +93,9 @@ def _written_variants(source: ParsedSentence, target: ParsedSentence) -> numpy.n
             ):
                 variants[i, j] = 1.0
     # An abbreviation is capitalised; a name spelt two ways is two proper nouns.
-    abbreviation, spelling = FORM_RULES[3], FORM_RULES[4]
     for rule, candidate in (
-        (abbreviation, lambda sentence, k: sentence.words[k][:1].isupper()),
-        (spelling, lambda sentence, k: sentence.pos[k] == "PROPN"),
+        (ABBREVIATION, lambda sentence, k: sentence.words[k][:1].isupper()),
+        (SPELLING_VARIANT, lambda sentence, k: sentence.pos[k] == "PROPN"),
     ):
         for i in range(len(source_keys)):
             if not candidate(source, i):

@@ -1,6 +1,6 @@
 """
 Trains the learned aligner's scorers (`tft_allennlp.alignment.learned_scorer`) on monolingual
-word-alignment gold in MultiMWA's layout, as `scripts/train_learned_aligner.py` does:
+word-alignment gold in MultiMWA's layout, as `research/scripts/train_learned_aligner.py` does:
 
 1. Each genre's training pairs are shuffled (a fixed seed) and split: `select_fraction` of them
    (20%) is held out for selection, the rest fits the models.
@@ -37,8 +37,10 @@ from tft_allennlp.alignment.learned_scorer import (
     pair_features,
 )
 from tft_allennlp.alignment.link_features import SECOND_ROUND_FEATURES, LinkFeatures
-from tft_allennlp.alignment.pair_rules import ClosestInLength, TightestSpans, consistent_pairs
+from tft_allennlp.alignment.pair_rules import PairRule, phrase_pairs
 from tft_allennlp.alignment.parsed_sentence import ParsedSentence
+from tft_allennlp.alignment.phrase_aligners import LearnedPhraseAligner
+from tft_allennlp.alignment.phrase_aligners.phrase_aligner import build_rules
 from tft_allennlp.alignment.pipeline import AlignmentPipeline
 from tft_allennlp.alignment.word_embedder import StaticWordVectors, WordEmbedder
 from tft_allennlp.common.aligned_corpus import PhrasePair
@@ -179,13 +181,18 @@ class Candidates(NamedTuple):
     links: set
 
 
-def candidates(pair: GoldPair, scores: numpy.ndarray, link_threshold: float) -> Candidates:
-    """The learned aligner's pairs before the pair scorer (rules 3, 5 and 6)."""
+def candidates(
+    pair: GoldPair,
+    scores: numpy.ndarray,
+    link_threshold: float,
+    pair_rules: Optional[Sequence[PairRule]] = None,
+) -> Candidates:
+    """The learned aligner's pairs before the pair scorer (rules 3, 5 and 6: its default
+    `pair_rules`)."""
     links = {(int(i), int(j)) for i, j in zip(*numpy.nonzero(scores >= link_threshold))}
-    singles, multi = consistent_pairs(pair.source, pair.target, links)
-    for rule in (TightestSpans(), ClosestInLength()):
-        multi = rule.keep(pair.source, pair.target, links, multi)
-    pairs = sorted(singles + multi)
+    if pair_rules is None:
+        pair_rules = build_rules(PairRule, LearnedPhraseAligner.PAIR_RULES)
+    pairs = phrase_pairs(pair.source, pair.target, links, pair_rules)
     return Candidates(
         pairs,
         pair_features(pair.source, pair.target, scores, links, pairs),
@@ -224,16 +231,17 @@ def select_thresholds(
     fit_scores = [link_scores(features, first, second, p) for p in fit]
     select_scores = [link_scores(features, first, second, p) for p in select]
     genres = sorted({p.genre for p in select})
+    rules = build_rules(PairRule, LearnedPhraseAligner.PAIR_RULES)
     best = None
     rows: List[Dict[str, Any]] = []
     for link_threshold in link_thresholds:
-        fit_found = [candidates(p, s, link_threshold) for p, s in zip(fit, fit_scores)]
+        fit_found = [candidates(p, s, link_threshold, rules) for p, s in zip(fit, fit_scores)]
         pair_model = fit_logistic(
             numpy.concatenate([c.features for c in fit_found]),
             numpy.array([y for c in fit_found for y in c.consistent], dtype=float),
             list(PAIR_FEATURES),
         )
-        found = [candidates(p, s, link_threshold) for p, s in zip(select, select_scores)]
+        found = [candidates(p, s, link_threshold, rules) for p, s in zip(select, select_scores)]
         values = [pair_model.probabilities(c.features) for c in found]
         chosen = None
         for least in PAIR_THRESHOLDS:

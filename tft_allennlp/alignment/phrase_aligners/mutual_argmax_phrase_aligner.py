@@ -1,11 +1,16 @@
-from typing import Dict, List, Sequence, Set, Tuple
+from typing import ClassVar, Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy
 
 from tft_allennlp.alignment.link_rules import Link
-from tft_allennlp.alignment.pair_rules import ClosestInLength, TightestSpans, phrase_pairs
+from tft_allennlp.alignment.pair_rules import PairRule, phrase_pairs
 from tft_allennlp.alignment.parsed_sentence import ParsedSentence
-from tft_allennlp.alignment.phrase_aligners.phrase_aligner import PhraseAligner, alignment_record
+from tft_allennlp.alignment.phrase_aligners.phrase_aligner import (
+    PhraseAligner,
+    RuleConfig,
+    alignment_record,
+    build_rules,
+)
 from tft_allennlp.alignment.word_embedder import WordEmbedder, checkpoint_directory
 
 
@@ -32,18 +37,26 @@ class MutualArgmaxPhraseAligner(PhraseAligner):
         training splits.
     embedding_batch_size : `int`, optional (default = `32`)
         Sentences per forward pass.
+    pair_rules : `List[PairRule]`, optional (default = `None`)
+        The registered pair rules, in order; `PAIR_RULES` by default.
     """
+
+    # The pair rules, as a config names them: one span per region, the closest in length.
+    PAIR_RULES: ClassVar[List[RuleConfig]] = ["tft_tightest_spans", "tft_closest_in_length"]
 
     def __init__(
         self,
         embeddings: str = "installed",
         embedding_layer: int = 3,
         embedding_batch_size: int = 32,
+        pair_rules: Optional[List[PairRule]] = None,
     ) -> None:
         self._embedder = WordEmbedder(
             checkpoint_directory(embeddings), embedding_batch_size, embedding_layer
         )
-        self._pair_rules = [TightestSpans(), ClosestInLength()]
+        self.pair_rules = (
+            build_rules(PairRule, self.PAIR_RULES) if pair_rules is None else pair_rules
+        )
 
     @staticmethod
     def mutual_argmax(similarity: numpy.ndarray) -> Set[Link]:
@@ -59,6 +72,6 @@ class MutualArgmaxPhraseAligner(PhraseAligner):
         records = []
         for k, (source, target) in enumerate(pairs):
             links = self.mutual_argmax(vectors[2 * k] @ vectors[2 * k + 1].T)
-            aligned = phrase_pairs(source, target, links, self._pair_rules)
+            aligned = phrase_pairs(source, target, links, self.pair_rules)
             records.append(alignment_record(source, target, aligned, links))
         return records

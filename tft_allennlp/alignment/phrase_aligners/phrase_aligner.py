@@ -1,6 +1,7 @@
-from typing import Dict, List, Sequence, Set, Tuple
+import copy
+from typing import Any, Dict, List, Sequence, Set, Tuple, Type, TypeVar, Union
 
-from allennlp.common import Registrable
+from allennlp.common import Params, Registrable
 
 from tft_allennlp.alignment.link_rules import Link
 from tft_allennlp.alignment.parsed_sentence import ParsedSentence
@@ -60,3 +61,20 @@ def alignment_record(
         pairs,
         word_links=[list(link) for link in sorted(links)],
     )
+
+
+# A rule as a config names it: its registered name, or its parameters with the name as "type".
+RuleConfig = Union[str, Dict[str, Any]]
+R = TypeVar("R", bound=Registrable)
+
+
+def build_rule(base: Type[R], config: RuleConfig) -> R:
+    """The rule of a kind (`base`: `LinkRule`, `PairRule`, ...) that `config` names, built as
+    AllenNLP builds it from a config file; an aligner's default rules are built so."""
+    params = {"type": config} if isinstance(config, str) else copy.deepcopy(config)
+    return base.from_params(Params(params))
+
+
+def build_rules(base: Type[R], configs: Sequence[RuleConfig]) -> List[R]:
+    """`build_rule` for each of `configs`, in order."""
+    return [build_rule(base, config) for config in configs]

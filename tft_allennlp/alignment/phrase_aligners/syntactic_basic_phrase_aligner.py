@@ -1,18 +1,7 @@
-from typing import List, Optional
+from typing import Any, ClassVar, Dict, List
 
-from tft_allennlp.alignment.link_rules import (
-    SIMILARITY_THRESHOLD,
-    LinkRule,
-    MutualSimilarity,
-    SameForm,
-    SameLemma,
-    WordNetSynonym,
-)
-from tft_allennlp.alignment.pair_rules import ClosestInLength, PairRule
-from tft_allennlp.alignment.phrase_aligners.phrase_aligner import PhraseAligner
+from tft_allennlp.alignment.phrase_aligners.phrase_aligner import PhraseAligner, RuleConfig
 from tft_allennlp.alignment.phrase_aligners.syntactic_phrase_aligner import SyntacticPhraseAligner
-from tft_allennlp.alignment.word_linker import WordLinker
-from tft_allennlp.alignment.wordnet import WordNet
 
 
 @PhraseAligner.register("tft_syntactic_basic")
@@ -25,22 +14,22 @@ class SyntacticBasicPhraseAligner(SyntacticPhraseAligner):
     project's published experiments were aligned with it.
 
     Registered as a `PhraseAligner` with name "tft_syntactic_basic"; its parameters are those of
-    `tft_syntactic`.
+    `tft_syntactic`, with other default rules.
     """
 
-    @staticmethod
-    def word_linker(
-        wordnet: Optional[WordNet] = None, similarity_threshold: float = SIMILARITY_THRESHOLD
-    ) -> WordLinker:
-        """The same form; the same lemma; WordNet synonyms; then similarity."""
-        ranks: List[List[LinkRule]] = [[SameForm()], [SameLemma(same_kind=False)]]
-        if wordnet is not None:
-            ranks.append([WordNetSynonym(wordnet)])
-        return WordLinker(
-            ranks, similarity=MutualSimilarity(similarity_threshold, names_by_form=False)
-        )
+    LINK_RULES: ClassVar[List[List[RuleConfig]]] = [
+        ["tft_same_form"],
+        [{"type": "tft_same_lemma", "same_kind": False}],
+    ]
+    ONE_TO_MANY_RULES: ClassVar[List[RuleConfig]] = []
+    SIMILARITY_RULE: ClassVar[Dict[str, Any]] = {
+        "type": "tft_mutual_similarity",
+        "names_by_form": False,
+    }
+    PAIR_RULES: ClassVar[List[RuleConfig]] = ["tft_closest_in_length"]
 
-    @staticmethod
-    def phrase_pair_rules() -> List[PairRule]:
-        """Rule 6 only."""
-        return [ClosestInLength()]
+    @classmethod
+    def link_ranks(cls, synonyms: List[RuleConfig]) -> List[List[RuleConfig]]:
+        """`LINK_RULES`, then `synonyms` (the WordNet rule that `wordnet` stands for) in a rank
+        of its own."""
+        return cls.LINK_RULES + ([synonyms] if synonyms else [])

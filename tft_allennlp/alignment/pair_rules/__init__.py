@@ -1,0 +1,4 @@
+from tft_allennlp.alignment.pair_rules.closest_in_length import ClosestInLength
+from tft_allennlp.alignment.pair_rules.pair_rule import PairRule, consistent_pairs, phrase_pairs
+from tft_allennlp.alignment.pair_rules.same_content import SameContent
+from tft_allennlp.alignment.pair_rules.tightest_spans import TightestSpans
