@@ -19,7 +19,7 @@ from transformers import AutoModel, AutoTokenizer
 from tests import CONFIGS_ROOT
 from tests.tiny_bert import WORDS
 from tests.tiny_models import ARCHITECTURES, write_tiny_model
-from tft_allennlp.commands.export import export_encoder
+from tft_allennlp.archives.encoder_export import export_encoder
 from tft_allennlp.common.pair_layout import PairEncoder
 
 # Architectures whose models embed segment ids (the others get 0 everywhere).

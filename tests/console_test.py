@@ -110,8 +110,8 @@ def test_the_quiet_terminal_keeps_warnings_and_results():
         record("allennlp.training.callbacks.console_logger", logging.INFO, "f1 | 1")
     )
     assert quiet.filter(record("allennlp.common.util", logging.INFO, "Metrics: {}"))
-    assert quiet.filter(record("tft_allennlp.commands.export", logging.INFO, "Wrote enc"))
-    assert quiet.filter(record("tft_allennlp.experiments.runner", logging.INFO, "Finished run"))
+    assert quiet.filter(record("tft_allennlp.archives.encoder_export", logging.INFO, "Wrote enc"))
+    assert quiet.filter(record("tft_experiments.runner", logging.INFO, "Finished run"))
     formatted = ConsoleFormatter().format(record("x", logging.WARNING, "look"))
     assert formatted == "WARNING: look"
 

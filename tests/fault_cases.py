@@ -652,6 +652,9 @@ def experiment_damaged_metrics(d, a):
         assert outcome.returncode == 0, outcome.stderr[-3000:]
         (metrics,) = (d / "grid").rglob("metrics.json")
         metrics.write_text("")
+        # Its row in the grid's table cut short too, as a disk that filled up leaves it.
+        table = d / "grid/runs.jsonl"
+        table.write_text(table.read_text()[:40])
 
     def rerun_finished(o):
         (metrics,) = (d / "grid").rglob("metrics.json")
@@ -684,7 +687,7 @@ def experiment_foreign_output(d, a):
 EXPERIMENT = [
     Case(
         "tft-experiment",
-        "finished run with an empty metrics.json",
+        "finished run with an empty metrics.json and its row cut short",
         experiment_damaged_metrics,
         "correct",
     ),
@@ -1252,7 +1255,7 @@ def cache_entry_without_weights(d, a):
 
     def rebuilt(outcome: Outcome) -> bool:
         # Imported here: a tree from before the check (`--tree`) still runs the case.
-        from tft_allennlp.common.transformer_source import entry_problem
+        from tft_allennlp.archives.cache_manifest import entry_problem
 
         return (
             (outcome.stdout + outcome.stderr).count(warning) == 1

@@ -15,8 +15,8 @@ from allennlp.models import Model
 from allennlp.nn.parallel import DdpAccelerator
 
 from tests import CONFIGS_ROOT
-from tft_allennlp.common.glue_tasks import GLUE_TASKS
-from tft_allennlp.common.sentence_tasks import add_task_labels, resolve_task
+from tft_allennlp.common.glue_tasks import GLUE_TASKS, resolve_task
+from tft_allennlp.common.sentence_tasks import add_task_labels
 
 CONFIGS = sorted((CONFIGS_ROOT / "multitask").glob("*.jsonnet"))
 CONFIG = CONFIGS_ROOT / "multitask/sst2_mrpc_stsb.jsonnet"

@@ -17,8 +17,8 @@ from tests import CONFIGS_ROOT
 from tests.allennlp_cli import forked_allennlp
 from tests.tiny_bert import write_tiny_bert
 from tests.tiny_models import write_tiny_model
-from tft_allennlp.commands.export import export_encoder
-from tft_allennlp.commands.sequence_classification import sequence_classifier
+from tft_allennlp.archives.encoder_export import export_encoder
+from tft_allennlp.archives.sequence_classification import sequence_classifier
 from tft_allennlp.models.glue_classifier import GlueClassifier
 from tft_allennlp.modules.token_embedders import TftPretrainedTransformerEmbedder
 

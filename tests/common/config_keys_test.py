@@ -13,7 +13,7 @@ from tft_allennlp.common.config_keys import (
     dataclass_settings,
     unknown_key_error,
 )
-from tft_allennlp.experiments.spec import ExperimentSpec
+from tft_experiments.spec import ExperimentSpec
 
 TRAINING_CONFIGS = sorted(
     path for path in CONFIGS_ROOT.rglob("*.jsonnet") if "experiments" not in path.parts

@@ -13,9 +13,9 @@ from allennlp.data.fields import LabelField, TensorField
 from allennlp.predictors import Predictor
 
 from tests.readers import glue_reader
-from tft_allennlp.common.glue_tasks import GLUE_TASKS
+from tft_allennlp.common.glue_tasks import GLUE_TASKS, resolve_task
 from tft_allennlp.common.input_problems import MalformedInputError
-from tft_allennlp.common.sentence_tasks import SentenceTask, resolve_task
+from tft_allennlp.common.sentence_tasks import SentenceTask
 
 PARAPHRASE = {
     "name": "paraphrase",

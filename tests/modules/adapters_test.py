@@ -22,7 +22,7 @@ from allennlp.predictors import Predictor
 
 from tests import CONFIGS_ROOT, FIXTURES_ROOT
 from tests.tiny_models import ARCHITECTURES, write_tiny_model
-from tft_allennlp.commands.export import export_encoder
+from tft_allennlp.archives.encoder_export import export_encoder
 from tft_allennlp.modules.adapters import SITES, BottleneckAdapters, TransformerAdapters
 from tft_allennlp.training.callbacks.parameter_counts import parameter_counts
 

@@ -10,7 +10,7 @@ from typing import TextIO
 
 from allennlp.commands.subcommand import Subcommand
 
-from tft_allennlp import CONFIGS_ROOT
+from tft_allennlp.common.config_defaults import CONFIGS_ROOT
 
 
 @Subcommand.register("tft-configs")

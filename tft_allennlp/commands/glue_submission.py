@@ -17,8 +17,8 @@ from allennlp.common.util import lazy_groups_of
 from allennlp.data.fields import MetadataField
 from allennlp.models.archival import Archive
 
+from tft_allennlp.archives.loading import load_model_archive
 from tft_allennlp.commands.arguments import positive_int
-from tft_allennlp.commands.export import load_model_archive
 from tft_allennlp.common.atomic_files import naming_path
 from tft_allennlp.common.output_paths import add_force_argument, draft_name, output_directory
 from tft_allennlp.common.sentence_tasks import SentenceTask

@@ -22,6 +22,8 @@ import warnings
 from types import TracebackType
 from typing import Any, Callable, List, Optional, Type
 
+from tft_allennlp.common.config_defaults import CONFIG_DEFAULTS
+
 logger = logging.getLogger(__name__)
 
 VERBOSE_VARIABLE = "TFT_VERBOSE"
@@ -31,7 +33,10 @@ _RESULT_LOGGERS = (
     "allennlp.training.callbacks.console_logger",  # each epoch's metrics table
     "allennlp.commands.evaluate",
     "tft_allennlp.commands",
-    "tft_allennlp.experiments",  # tft-experiment's progress: runs started, finished, reused
+    # What the exports wrote (tft-export, and an archive's encoder put in the cache).
+    "tft_allennlp.archives.encoder_export",
+    "tft_allennlp.archives.sequence_classification",
+    "tft_experiments",  # tft-experiment's progress: runs started, finished, reused
     "tft_allennlp.alignment",  # tft-align's choices (e.g. the spaCy model it fell back to)
     "tft_allennlp.training.callbacks.parameter_counts",
 )
@@ -131,8 +136,6 @@ def model_hint(error: BaseException) -> Optional[str]:
     One line for a failure to load the default model because `TFT_MODEL` is unset; None for
     any other error.
     """
-    from tft_allennlp import CONFIG_DEFAULTS
-
     if "TFT_MODEL" in os.environ:
         return None
     default = CONFIG_DEFAULTS["TFT_MODEL"]

@@ -2,7 +2,8 @@
 The nine GLUE tasks, as one table of `SentenceTask` descriptions: where their text, label and
 id live in the official TSV files, their label sets, and the metrics GLUE scores them with. A
 config names one of them by its name (`"task": "mrpc"`); a task of the user's own is a
-description of the same kind (`tft_allennlp.common.sentence_tasks`).
+description of the same kind (`tft_allennlp.common.sentence_tasks`); `resolve_task` reads
+either from a config.
 
 Columns are found by header name, so a task's train, dev and (unlabelled) test files share
 one entry even though their columns differ. CoLA's train and dev files are the only ones
@@ -11,11 +12,11 @@ as data (its test file has two, under the header `index<TAB>sentence`), whatever
 says.
 """
 
-from typing import Dict
+from typing import Dict, Mapping, Union
 
 from allennlp.common.checks import ConfigurationError
 
-from tft_allennlp.common.sentence_tasks import SentenceTask
+from tft_allennlp.common.sentence_tasks import SentenceTask, TaskDescription
 
 _BINARY = ("0", "1")
 _ENTAILMENT = ("entailment", "not_entailment")
@@ -104,3 +105,19 @@ def get_glue_task(name: str) -> SentenceTask:
             "a task of your own (docs/tasks.md)."
         )
     return GLUE_TASKS[name]
+
+
+def resolve_task(task: Union[TaskDescription, SentenceTask]) -> SentenceTask:
+    """
+    The task a config's `task` names: a GLUE task name (`mrpc`, ...) or a description of the
+    user's own task (the fields of `SentenceTask`).
+    """
+    if isinstance(task, SentenceTask):
+        return task
+    if isinstance(task, str):
+        return get_glue_task(task)
+    if isinstance(task, Mapping):
+        return SentenceTask.from_dict(task)
+    raise ConfigurationError(
+        f"task must be a GLUE task name or a task description (a dict), not {task!r}."
+    )

@@ -3,8 +3,9 @@ What a sentence-pair or single-sentence task is, as data: where its texts, label
 are in its files, its labels (or that it is a regression), and the metrics it is scored with.
 The reader (`tft_glue`), the models (`tft_glue_classifier`, `tft_siamese_pair_classifier`,
 `tft_glue_head`) and their metrics read a task only through a `SentenceTask`; the nine GLUE
-tasks are entries of one table of them (`tft_allennlp.common.glue_tasks`), and a task of the
-user's own is a description in the config (`docs/tasks.md`):
+tasks are entries of one table of them (`tft_allennlp.common.glue_tasks`, whose `resolve_task`
+reads a config's `task`), and a task of the user's own is a description in the config
+(`docs/tasks.md`):
 
     "task": {"name": "paraphrase", "format": "tsv", "sentence1": "first", "sentence2": "second",
              "label": "verdict", "labels": ["same", "different"],
@@ -35,7 +36,8 @@ REGRESSION_METRICS = ("pearson", "spearman")
 class SentenceTask:
     """
     One sentence-pair or single-sentence task. Built from a config's description with
-    `resolve_task`; every field but the text and label columns has a default.
+    `resolve_task` (`tft_allennlp.common.glue_tasks`); every field but the text and label columns
+    has a default.
 
     # Parameters
 
@@ -183,24 +185,6 @@ class SentenceTask:
             for key, value in description.items()
         }
         return cls(**values)
-
-
-def resolve_task(task: Union[TaskDescription, SentenceTask]) -> SentenceTask:
-    """
-    The task a config's `task` names: a GLUE task name (`mrpc`, ...) or a description of the
-    user's own task (the fields of `SentenceTask`).
-    """
-    if isinstance(task, SentenceTask):
-        return task
-    if isinstance(task, str):
-        from tft_allennlp.common.glue_tasks import get_glue_task
-
-        return get_glue_task(task)
-    if isinstance(task, Mapping):
-        return SentenceTask.from_dict(task)
-    raise ConfigurationError(
-        f"task must be a GLUE task name or a task description (a dict), not {task!r}."
-    )
 
 
 def add_task_labels(vocab: "Vocabulary", task: SentenceTask, namespace: str = "labels") -> None:

@@ -17,7 +17,7 @@ from allennlp.data.fields import TextField
 from allennlp.data.samplers.bucket_batch_sampler import add_noise_to_value
 from allennlp.nn import util as nn_util
 
-from tft_allennlp.training.stop_signals import (
+from tft_allennlp.common.child_processes import (
     end_with_parent,
     held_while_helpers_start,
     ignore_stop_signals,

@@ -7,9 +7,10 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.data import DatasetReader, Instance, TokenIndexer, Tokenizer
 from allennlp.data.fields import Field, LabelField, MetadataField, TensorField, TextField
 
+from tft_allennlp.common.glue_tasks import resolve_task
 from tft_allennlp.common.input_problems import InputProblems
 from tft_allennlp.common.pair_layout import PairEncoder
-from tft_allennlp.common.sentence_tasks import SentenceTask, TaskDescription, resolve_task
+from tft_allennlp.common.sentence_tasks import SentenceTask, TaskDescription
 from tft_allennlp.dataset_readers.glue_rows import GlueRow, glue_rows
 
 logger = logging.getLogger(__name__)

@@ -9,10 +9,11 @@ from allennlp.modules import Seq2VecEncoder, TextFieldEmbedder
 from allennlp.modules.seq2vec_encoders import BagOfEmbeddingsEncoder
 from allennlp.nn import InitializerApplicator, util
 
+from tft_allennlp.common.glue_tasks import resolve_task
 from tft_allennlp.common.output_kinds import EMBEDDING
-from tft_allennlp.common.sentence_tasks import SentenceTask, TaskDescription, resolve_task
+from tft_allennlp.common.sentence_tasks import SentenceTask, TaskDescription
+from tft_allennlp.metrics.labelled_examples import LabelledExamples
 from tft_allennlp.modules.siamese_losses import SiameseLoss, SoftmaxLoss
-from tft_allennlp.training.metrics.labelled_examples import LabelledExamples
 
 
 @Model.register("tft_siamese_pair_classifier")

@@ -3,17 +3,13 @@ from typing import Any, Dict, List, Optional
 import torch
 from allennlp.data import Vocabulary
 
+from tft_allennlp.common.glue_tasks import resolve_task
 from tft_allennlp.common.output_kinds import CLASSIFICATION, REGRESSION
-from tft_allennlp.common.sentence_tasks import (
-    SentenceTask,
-    TaskDescription,
-    add_task_labels,
-    resolve_task,
-)
+from tft_allennlp.common.sentence_tasks import SentenceTask, TaskDescription, add_task_labels
+from tft_allennlp.metrics import GlueMetrics
+from tft_allennlp.metrics.labelled_examples import LabelledExamples
 from tft_allennlp.nn.initializers import classifier_initializer
 from tft_allennlp.nn.util import mean_loss
-from tft_allennlp.training.metrics import GlueMetrics
-from tft_allennlp.training.metrics.labelled_examples import LabelledExamples
 
 
 class GlueTaskOutput(torch.nn.Module):

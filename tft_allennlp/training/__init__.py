@@ -2,8 +2,6 @@ from tft_allennlp.training import (
     callbacks,
     checkpointers,
     learning_rate_schedulers,
-    metrics,
     optimizers,
-    process_group,
     trainers,
 )

@@ -5,9 +5,9 @@ its process group alive can abort ("terminate called without an active exception
 after training has finished, and `allennlp train` then fails although every epoch ran: gloo's
 threads still hold work whose tensors need the interpreter being torn down.
 
-AllenNLP imports plugins in every spawned worker, so importing this module registers an exit
-handler there that destroys the process group while the interpreter is still whole. It does
-nothing where no process group exists, or where one was already destroyed.
+AllenNLP imports plugins in every spawned worker, so `install` (which importing the plugin calls)
+registers an exit handler there that destroys the process group while the interpreter is still
+whole. It does nothing where no process group exists, or where one was already destroyed.
 """
 
 import atexit
@@ -24,4 +24,12 @@ def destroy_process_group_at_exit() -> None:
         dist.destroy_process_group()
 
 
-atexit.register(destroy_process_group_at_exit)
+_installed = False
+
+
+def install() -> None:
+    """Registers `destroy_process_group_at_exit` to run at interpreter exit (once)."""
+    global _installed
+    if not _installed:
+        atexit.register(destroy_process_group_at_exit)
+        _installed = True

@@ -16,18 +16,17 @@ at once, as AllenNLP does; a second SIGTERM changes nothing (`allennlp tft-exper
 one it gets on to its runs, which may have had it already; a scheduler follows up with SIGKILL).
 
 A scheduler signals every process of the job, and a Ctrl-C reaches the terminal's whole process
-group. So the reader processes of a `tft_streaming` loader with `num_workers` ignore both
-signals (the trainer ends them, and on Linux the system does if the trainer is killed), and in
-distributed training the workers agree on the batch to stop at (one `all_reduce` of a number per
-batch): a worker signalled alone stops the others at the same batch. The launching process of a
-distributed run passes a signal of its own on to them as a SIGTERM, waits for them, then exits
-with their status.
+group. So the reader processes of a `tft_streaming` loader with `num_workers` ignore both signals
+(the trainer ends them, and on Linux the system does if the trainer is killed:
+`tft_allennlp.common.child_processes`), and in distributed training the workers agree on the batch
+to stop at (one `all_reduce` of a number per batch): a worker signalled alone stops the others at
+the same batch. The launching process of a distributed run passes a signal of its own on to them as
+a SIGTERM, waits for them, then exits with their status.
 
 Other checkpointers keep AllenNLP's behaviour.
 """
 
 import contextlib
-import ctypes
 import logging
 import multiprocessing
 import os
@@ -43,14 +42,11 @@ from allennlp.training.gradient_descent_trainer import GradientDescentTrainer
 from allennlp.training.trainer import Trainer
 from torch.multiprocessing import ProcessExitedException
 
+from tft_allennlp.common.child_processes import STOP_SIGNALS
+
 logger = logging.getLogger(__name__)
 
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 CHECKPOINTER = "tft_atomic"
-
-# prctl(2) of the C library, bound once here: a child between fork and exec may call no more.
-_PR_SET_PDEATHSIG = 1
-_prctl = ctypes.CDLL(None, use_errno=True).prctl if sys.platform == "linux" else None
 
 _original: Dict[str, Callable[..., Any]] = {}
 _listening: Optional["StopRequest"] = None
@@ -131,45 +127,6 @@ def install() -> None:
     setattr(GradientDescentTrainer, "train", _train)
     setattr(train_command, "train_model", _train_model)
     setattr(train_command, "_train_worker", _train_worker)
-
-
-@contextlib.contextmanager
-def held_while_helpers_start() -> Iterator[None]:
-    """
-    Blocks the stop signals while helper processes of training start. A helper inherits them
-    blocked, so that one sent to the whole job as it starts waits in it until
-    `ignore_stop_signals` discards it, instead of killing it; the caller gets its own on leaving.
-    """
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-
-
-def ignore_stop_signals() -> None:
-    """
-    For a helper process of training (started `held_while_helpers_start`), which the trainer ends
-    when it stops.
-    """
-    for number in STOP_SIGNALS:
-        signal.signal(number, signal.SIG_IGN)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
-
-
-def end_with_parent(number: int, parent: Optional[int] = None) -> None:
-    """
-    Asks the system to send this process signal `number` when the thread that started it ends
-    (Linux's `PR_SET_PDEATHSIG`; elsewhere nothing), so that a helper does not outlive a parent
-    that was killed (SIGKILL, the out-of-memory killer). With `parent`, the id of the process
-    expected to have started this one: if it has already gone, the signal comes at once. Safe
-    between fork and exec (it calls no more than the C library's `prctl`).
-    """
-    if _prctl is None:
-        return
-    _prctl(_PR_SET_PDEATHSIG, number)
-    if parent is not None and os.getppid() != parent:
-        os.kill(os.getpid(), number)
 
 
 def _train_model(params: Params, *args: Any, **kwargs: Any) -> Any:

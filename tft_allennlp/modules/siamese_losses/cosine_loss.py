@@ -5,16 +5,12 @@ import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import Vocabulary
 
+from tft_allennlp.common.glue_tasks import resolve_task
 from tft_allennlp.common.output_kinds import REGRESSION
-from tft_allennlp.common.sentence_tasks import (
-    SentenceTask,
-    TaskDescription,
-    add_task_labels,
-    resolve_task,
-)
+from tft_allennlp.common.sentence_tasks import SentenceTask, TaskDescription, add_task_labels
+from tft_allennlp.metrics import GlueMetrics
 from tft_allennlp.modules.siamese_losses.siamese_loss import SentencePairs, SiameseLoss
 from tft_allennlp.nn.util import mean_loss
-from tft_allennlp.training.metrics import GlueMetrics
 
 
 @dataclass(frozen=True)

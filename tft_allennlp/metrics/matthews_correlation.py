@@ -5,7 +5,7 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.nn.util import dist_reduce_sum
 from allennlp.training.metrics.metric import Metric
 
-from tft_allennlp.training.metrics.correlation_metric import CorrelationMetric
+from tft_allennlp.metrics.correlation_metric import CorrelationMetric
 
 
 @Metric.register("tft_matthews_correlation")

@@ -1,6 +1,7 @@
 """
 A GLUE classifier of the plugin (`tft_glue_classifier`, also inside `tft_smart`) as a Hugging
-Face `AutoModelForSequenceClassification`, so that it serves with plain transformers.
+Face `AutoModelForSequenceClassification`, so that it serves with plain transformers
+(`export_sequence_classifier` writes an archive's as a model directory, tokenizer included).
 
 The plugin's head is BERT's as the paper describes it: a linear layer on the final `[CLS]`
 state. Hugging Face's heads put a `tanh` layer in front of it (BERT's pooler; RoBERTa's and
@@ -19,15 +20,26 @@ Other architectures (ELECTRA's gelu head, DistilBERT's ReLU head) are refused by
 """
 
 import copy
+import logging
 import math
-from typing import Dict
+from typing import Dict, Optional
 
 import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.modules.seq2vec_encoders import ClsPooler
 from transformers import AutoModelForSequenceClassification, PreTrainedModel
 
+from tft_allennlp.archives.encoder_export import name_after_the_base, save_tokenizer
+from tft_allennlp.archives.loading import (
+    archive_embedder,
+    archive_tokenizer,
+    check_export_paths,
+    opened_archive,
+)
+from tft_allennlp.common.output_paths import output_directory
 from tft_allennlp.models.glue_classifier import GlueClassifier
+
+logger = logging.getLogger(__name__)
 
 TANH_POOLER = {"bert"}
 """The encoder's pooler (dense -> tanh), then dropout and `classifier`."""
@@ -36,6 +48,42 @@ TANH_HEAD = {"roberta", "xlm-roberta", "camembert", "mpnet", "data2vec-text"}
 CONFIGURABLE_POOLER = {"deberta", "deberta-v2"}
 """`pooler.dense` -> the activation `config.pooler_hidden_act` -> `classifier`."""
 LINEAR_RANGE = 1e-3
+
+
+def export_sequence_classifier(
+    archive_file: str, output_dir: str, weights_file: Optional[str] = None, force: bool = False
+) -> str:
+    """
+    Saves the archive's GLUE classifier as a Hugging Face `AutoModelForSequenceClassification`
+    (`sequence_classifier`) with its reader's tokenizer, whose `model_max_length` is the reader's
+    `max_length`, so that `tokenizer(a, b, truncation=True)` cuts pairs as the reader did;
+    returns `output_dir` (written as `export_encoder` writes it).
+    """
+    check_export_paths(archive_file, weights_file, output_dir)
+    with opened_archive(archive_file, weights_file) as archive:
+        classifiers = [
+            module for module in archive.model.modules() if isinstance(module, GlueClassifier)
+        ]
+        if len(classifiers) != 1:
+            raise ConfigurationError(
+                f"{archive_file}: not a GLUE classifier (tft_glue_classifier, also under "
+                "tft_smart); only those export as a Hugging Face sequence classifier."
+            )
+        embedder = archive_embedder(archive, archive_file)
+        if getattr(embedder, "adapters", None) is not None:
+            raise ConfigurationError(
+                f"{archive_file}: the model has adapters, which a Hugging Face sequence "
+                "classifier would not run."
+            )
+        tokenizer = archive_tokenizer(archive, archive_file)
+        name_after_the_base(embedder.transformer_model, embedder)
+        model = sequence_classifier(classifiers[0], embedder.transformer_model)
+        max_length = archive.dataset_reader.encoder.max_length  # type: ignore[attr-defined]
+        with output_directory(output_dir, force, [archive_file, weights_file]) as target:
+            model.save_pretrained(target, safe_serialization=True)
+            save_tokenizer(tokenizer, target, max_length)
+    logger.info("Wrote the classifier of %s to %s", archive_file, output_dir)
+    return output_dir
 
 
 def sequence_classifier(

@@ -10,7 +10,7 @@ from allennlp.common.testing.distributed_test import run_distributed_test
 from allennlp.training.metrics import Metric
 from scipy.stats import pearsonr, spearmanr
 
-from tft_allennlp.training.metrics import PearsonCorrelation, SpearmanCorrelation
+from tft_allennlp.metrics import PearsonCorrelation, SpearmanCorrelation
 
 METRICS = {"tft_pearson_correlation": pearsonr, "tft_spearman_correlation": spearmanr}
 

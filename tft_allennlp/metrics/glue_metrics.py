@@ -5,9 +5,9 @@ from allennlp.data import Vocabulary
 from allennlp.training.metrics import CategoricalAccuracy, F1Measure, Metric
 
 from tft_allennlp.common.sentence_tasks import SentenceTask
-from tft_allennlp.training.metrics.matthews_correlation import MatthewsCorrelation
-from tft_allennlp.training.metrics.pearson_correlation import PearsonCorrelation
-from tft_allennlp.training.metrics.spearman_correlation import SpearmanCorrelation
+from tft_allennlp.metrics.matthews_correlation import MatthewsCorrelation
+from tft_allennlp.metrics.pearson_correlation import PearsonCorrelation
+from tft_allennlp.metrics.spearman_correlation import SpearmanCorrelation
 
 
 class GlueMetrics:

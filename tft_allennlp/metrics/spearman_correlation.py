@@ -6,7 +6,7 @@ from allennlp.common.util import is_distributed
 from allennlp.nn.util import distributed_device
 from allennlp.training.metrics.metric import Metric
 
-from tft_allennlp.training.metrics.correlation_metric import CorrelationMetric, unmasked_values
+from tft_allennlp.metrics.correlation_metric import CorrelationMetric, unmasked_values
 
 
 @Metric.register("tft_spearman_correlation")

@@ -4,7 +4,7 @@ import torch
 from allennlp.nn.util import dist_reduce_sum
 from allennlp.training.metrics.metric import Metric
 
-from tft_allennlp.training.metrics.correlation_metric import CorrelationMetric, unmasked_values
+from tft_allennlp.metrics.correlation_metric import CorrelationMetric, unmasked_values
 
 
 @Metric.register("tft_pearson_correlation")

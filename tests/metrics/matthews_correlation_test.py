@@ -6,7 +6,7 @@ from allennlp.common.testing.distributed_test import run_distributed_test
 from allennlp.training.metrics import Metric
 from sklearn.metrics import matthews_corrcoef
 
-from tft_allennlp.training.metrics.matthews_correlation import MatthewsCorrelation
+from tft_allennlp.metrics.matthews_correlation import MatthewsCorrelation
 
 
 def one_hot_scores(predicted, num_classes):

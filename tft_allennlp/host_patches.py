@@ -1,0 +1,96 @@
+"""
+Every change the plugin makes to its hosts, AllenNLP 2.10.1 (its last release, with
+allennlp-models 2.10.1) and the interpreter, in the order `install` applies them; importing
+`tft_allennlp` calls it once. Each patch lives in its own module, written against AllenNLP 2.10.1
+and re-applied harmlessly: an `install` that finds its patch in place does nothing. A patch is
+removed by deleting its line from `PATCHES`, then its module (or the part that wraps), then the
+tests named below. transformers 4.43 is not patched.
+
+**Config variables and imports** (`common/config_defaults.py`): AllenNLP gives jsonnet the
+environment as `std.extVar`s, with no defaults, and the config's own folder as its only import
+path. The plugin wraps `allennlp.common.params._environment_variables` (its defaults under the
+environment) and `params.evaluate_file` (the package folder as a second library path), so that
+`allennlp train training_configs/glue/mrpc.jsonnet` runs with nothing set. Without it, every
+`TFT_*` variable must be set, and configs outside the checkout cannot import the shipped ones
+(`tests/registration_test.py`, the config-defaults test).
+
+**A serialization directory a failed start left** (`training/serialization_dir.py`): AllenNLP's
+`allennlp.training.util.create_serialization_dir` refuses any non-empty directory without
+`--recover` or `--force`, so a run that failed before training blocked its own rerun, and its
+`--force` deletes a directory that holds the config's data. Remove when AllenNLP reuses such a
+directory and checks what `--force` deletes (`tests/training/serialization_dir_test.py`).
+
+**Run files written atomically** (`training/run_files.py`): AllenNLP writes `config.json`,
+`meta.json`, the vocabulary, the metrics files and `model.tar.gz` in place, so a killed run
+leaves them truncated and `--recover` fails; it ignores config keys nothing reads. Wraps
+`Params.to_file`, `Meta.to_file`, `Vocabulary.save_to_files`, `dump_metrics` (in
+`common.util`, `training.util`, `evaluation.evaluator`), and `archive_model` and `train_model` of
+`allennlp.commands.train`. Remove when AllenNLP writes them atomically
+(`tests/training/recovery_test.py`, `tests/fault_campaign_test.py`).
+
+**Stopping on a signal with a checkpoint** (`training/stop_signals.py`): AllenNLP stops at once
+on SIGTERM or Ctrl-C, losing what was trained since the last checkpoint and archiving the best
+epoch as if the run had ended. Wraps `GradientDescentTrainer.train` and `train_model` and
+`_train_worker` of `allennlp.commands.train`; installed after the run files, so that its
+`train_model` wraps theirs. Remove when AllenNLP's trainer checkpoints on a signal
+(`tests/training/stop_signals_test.py`, `tests/training/recovery_test.py`).
+
+**The process group destroyed at exit** (`training/process_group.py`): AllenNLP's distributed
+workers never destroy their process group, and with torch 2 a gloo worker that reaches
+interpreter shutdown with one alive can abort after training has finished. Registers an exit
+handler (`atexit`) in every process that imports the plugin. Remove when AllenNLP destroys the
+group itself (`tests/training/process_group_test.py`).
+
+**A quiet terminal** (`common/console.py`): the `allennlp` command prints AllenNLP's whole INFO
+log (parameter dumps, plugin chatter) and a traceback where one line would do. Wraps
+`allennlp.common.logging.prepare_global_logging`, filters the terminal's handlers and some
+third-party warnings (not with `TFT_VERBOSE=1`), and wraps `sys.excepthook`, in the `allennlp`
+command only. Remove to get AllenNLP's own output back (`tests/console_test.py`).
+
+**`predict` and `evaluate` that never write over an input** (`predictors/allennlp_commands.py`):
+AllenNLP opens an output file before it reads the input, so an output that is the input empties
+it, and `predict` reports a bad input line without its file and line. Replaces
+`allennlp.commands.predict._PredictManager` and `_get_predictor`, and
+`allennlp.commands.evaluate.evaluate_from_archive`. Remove when AllenNLP checks its outputs
+(`tests/predictors/allennlp_commands_test.py`).
+
+**Archives as untrusted input** (`common/untrusted_archives.py`): `load_archive` extracts with
+`tarfile` and no filter, evaluates the archive's config as jsonnet, builds any class a dotted
+name names and loads weights with `torch.load`, so an archive could write files and run code.
+Replaces `allennlp.models.archival.extracted_archive` and `_load_dataset_readers`, and
+`allennlp.nn.util.read_state_dict`. Remove only with a loader that does the same checks
+(`tests/common/untrusted_archives_test.py`, docs/security.md).
+
+**Loading the plugin in every `allennlp` command** (`tft_allennlp_autoload.py`, beside the package):
+AllenNLP finds plugins only in `.allennlp_plugins`, `~/.allennlp/plugins` and three default names,
+and allennlp-models tries to download nltk's data when it is imported. Not installed here: the
+wheel's `tft_allennlp.pth` imports that module at start-up, before AllenNLP imports any plugin, and
+it wraps `allennlp.common.plugins.discover_plugins` (the plugin, then the packages of its
+`tft_allennlp.plugins` entry point), `allennlp.commands.import_plugins` (no nltk downloads, quiet)
+and `ArgumentParserWithDefaults.error` (how to load the plugin). Remove with `setup.py`'s `.pth` and
+`make setup`'s hook line (`tests/packaging_test.py`).
+"""
+
+from typing import Callable, Tuple
+
+from tft_allennlp.common import config_defaults, console, untrusted_archives
+from tft_allennlp.predictors import allennlp_commands
+from tft_allennlp.training import process_group, run_files, serialization_dir, stop_signals
+
+PATCHES: Tuple[Callable[[], None], ...] = (
+    config_defaults.install,
+    serialization_dir.install,
+    run_files.install,
+    stop_signals.install,  # after run_files: its `train_model` wraps theirs
+    process_group.install,
+    console.install,
+    allennlp_commands.install,
+    untrusted_archives.install,
+)
+"""The installers, in the order they are applied."""
+
+
+def install() -> None:
+    """Applies every patch of `PATCHES` (each once per process)."""
+    for patch in PATCHES:
+        patch()

@@ -1,0 +1,4 @@
+from tft_allennlp.metrics.glue_metrics import GlueMetrics
+from tft_allennlp.metrics.matthews_correlation import MatthewsCorrelation
+from tft_allennlp.metrics.pearson_correlation import PearsonCorrelation
+from tft_allennlp.metrics.spearman_correlation import SpearmanCorrelation

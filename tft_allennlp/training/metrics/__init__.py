@@ -1,4 +1,0 @@
-from tft_allennlp.training.metrics.glue_metrics import GlueMetrics
-from tft_allennlp.training.metrics.matthews_correlation import MatthewsCorrelation
-from tft_allennlp.training.metrics.pearson_correlation import PearsonCorrelation
-from tft_allennlp.training.metrics.spearman_correlation import SpearmanCorrelation
