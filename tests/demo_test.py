@@ -52,11 +52,14 @@ def test_demo_runs_end_to_end_and_prints_the_runs_metrics(tmp_path, tiny_bert):
         b, i = 100 * base[f"validation_{metric}"], 100 * injected[f"validation_{metric}"]
         assert row[1:] == [f"{b:.1f}", f"{i:.1f}"]
     assert (
-        "    allennlp tft-experiment training_configs/experiments/minilm_glue_cpu.jsonnet"
+        "    allennlp tft-experiment research/specs/minilm_glue_cpu.jsonnet"
         "   (docs/experiments.md)" in lines
     )
     # The phrase-pair view: one block per pair of fixtures/demo/phrase_pairs.jsonl.
     assert sum(line.startswith("  sentence pair: p(paraphrase) = ") for line in lines) == 2
+    # The page of the aligned pairs, and where it is.
+    assert lines[-1] == f"  file://{out}/pairs.html"
+    assert (out / "pairs.html").read_text().count('class="pair"') > 0
 
 
 def test_progress_shows_each_bar_on_one_line_once():

@@ -15,7 +15,7 @@ from transformers import AutoModel, AutoTokenizer
 
 from tests import CONFIGS_ROOT, PROJECT_ROOT
 from tests.predictors import unread
-from tft_allennlp.commands.export import export_encoder
+from tft_allennlp.archives.encoder_export import export_encoder
 from tft_allennlp.common.input_problems import MalformedInputError
 
 SPLIT = {

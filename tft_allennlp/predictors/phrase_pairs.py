@@ -1,6 +1,6 @@
 import itertools
 import logging
-from typing import TYPE_CHECKING, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple, Union
 
 from allennlp.common.util import JsonDict, sanitize
 from allennlp.data import Instance
@@ -33,11 +33,12 @@ class PhrasePairsPredictor(LineCheckingPredictor):
          "source_phrases": [[0, 1], [2, 2]], "target_phrases": [[0, 1], [2, 3]]}
 
     Output: `paraphrase_probability` of the sentence pair and `phrase_pairs`, a list of
-    `{"source", "target", "source_span", "target_span", "paraphrase_probability", "label"}` in
-    input order, one per pair asked for. A pair that the model cannot see (cut off by
-    truncation to the reader's `max_length`, or of words without wordpieces) keeps its place
-    with `"paraphrase_probability": null`, `"label": null` and `"left_out"` saying why, and is
-    counted in a warning.
+    `{"source", "target", "source_span", "target_span", "paraphrase_probability", "label",
+    "probabilities"}` in input order, one per pair asked for; `probabilities` holds the phrase
+    head's probability of each of its labels (`paraphrase`, `random`, `in_paraphrase`). A pair
+    that the model cannot see (cut off by truncation to the reader's `max_length`, or of words
+    without wordpieces) keeps its place with `"paraphrase_probability": null`, `"label": null`,
+    `"probabilities": null` and `"left_out"` saying why, and is counted in a warning.
 
     A line that the model cannot take (not a JSON object, empty text, a word list that is not a
     list of words, a span that is not `[start, end]`, start <= end, in its sentence) stops
@@ -116,11 +117,12 @@ class PhrasePairsPredictor(LineCheckingPredictor):
             view["paraphrase_probability"] = output["sentence_probs"][paraphrase]
         if "phrase_paraphrase_probs" in output:
             scored = {
-                pair: (probability, label)
-                for pair, probability, label in zip(
+                pair: (probability, label, distribution)
+                for pair, probability, label, distribution in zip(
                     metadata["phrase_pairs"],
                     output["phrase_paraphrase_probs"],
                     output["phrase_labels"],
+                    self._distributions(output),
                 )
             }
             requested = metadata.get("requested_phrase_pairs", metadata["phrase_pairs"])
@@ -142,13 +144,19 @@ class PhrasePairsPredictor(LineCheckingPredictor):
             view["phrase_pairs"] = pairs
         return view
 
+    def _distributions(self, output: JsonDict) -> List[Dict[str, float]]:
+        """The phrase head's probability of every label, for each real phrase pair in order."""
+        labels = self._model.vocab.get_index_to_token_vocabulary("phrase_labels")
+        real = output["phrase_probs"][output["phrase_mask"].astype(bool)]
+        return [{labels[index]: float(value) for index, value in enumerate(row)} for row in real]
+
     @staticmethod
     def _pair_view(
         source: List[str],
         target: List[str],
         source_span: Tuple[int, int],
         target_span: Tuple[int, int],
-        scored: Optional[Tuple[float, str]],
+        scored: Optional[Tuple[float, str, Dict[str, float]]],
     ) -> JsonDict:
         view: JsonDict = {
             "source": " ".join(source[source_span[0] : source_span[1] + 1]),
@@ -157,6 +165,7 @@ class PhrasePairsPredictor(LineCheckingPredictor):
             "target_span": list(target_span),
             "paraphrase_probability": None if scored is None else sanitize(scored[0]),
             "label": None if scored is None else sanitize(scored[1]),
+            "probabilities": None if scored is None else scored[2],
         }
         if scored is None:
             view["left_out"] = "not in the encoded text (truncated to max_length, or no wordpieces)"
