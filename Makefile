@@ -14,7 +14,7 @@ STAMP := $(VENV)/.installed
 # Tests never touch the network: every model they use is written locally.
 OFFLINE := HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 
-.PHONY: setup test lint demo lock clean
+.PHONY: setup browser test lint demo wheels lock clean
 
 setup: $(STAMP)
 
@@ -26,7 +26,7 @@ INSTALLER ?= uv
 PIP := $(BIN)/pip install --quiet --disable-pip-version-check --no-deps
 UV := $(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps --compile-bytecode
 
-$(STAMP): $(LOCK) setup.py
+$(STAMP): $(LOCK) setup.py harness/setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 ifeq ($(INSTALLER),uv)
 	($(PIP) $$(grep '^uv==' $(LOCK)) && $(UV) -r $(LOCK)) || { \
@@ -36,6 +36,8 @@ else
 	$(PIP) -r $(LOCK)
 endif
 	$(PIP) --no-build-isolation -e .
+	# The experiment harness, a package of its own (harness/README.md).
+	$(PIP) --no-build-isolation -e harness
 	# An editable install leaves out the wheel's start-up hook, which loads the plugin quietly
 	# into every `allennlp` command of the venv, from any folder: write it.
 	$(BIN)/python -m tft_allennlp_autoload
@@ -52,7 +54,15 @@ PYTEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); echo $$(( n < 4 ? n
 XDIST := $(if $(filter 0,$(PYTEST_WORKERS)),-p no:xdist,-n $(PYTEST_WORKERS) --dist loadfile)
 XDIST_ENV := $(if $(filter 0,$(PYTEST_WORKERS)),,OMP_NUM_THREADS=1)
 
-test: setup
+# tft-show's browser test (tests/commands/show_test.py) renders its page in headless Chromium,
+# Debian's package: installed here where it is missing (as root; otherwise say how).
+browser:
+	@command -v chromium > /dev/null || command -v chromium-browser > /dev/null || \
+	  { [ "$$(id -u)" = 0 ] && DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium > /dev/null; } || \
+	  { echo "make test needs Chromium for tft-show's browser test: sudo apt-get install chromium"; exit 1; }
+
+test: setup browser
 	$(OFFLINE) $(XDIST_ENV) $(BIN)/python -m pytest $(XDIST) $(PYTEST_ARGS)
 
 # Formatting, lint rules and types (pyproject.toml): `ruff format .` fixes the formatting; mypy
@@ -64,6 +74,11 @@ lint: setup
 
 demo: setup
 	PATH=$(abspath $(BIN)):$$PATH bash scripts/demo.sh
+
+# The two wheels, into dist/: the plugin (tft_allennlp) and the experiment harness (tft_experiments).
+wheels: setup
+	$(BIN)/pip wheel --quiet --no-deps --no-build-isolation --wheel-dir dist . ./harness
+	@ls dist/*.whl
 
 # Rebuild this Python's lock from the pins in requirements.txt (needs the registries).
 lock:

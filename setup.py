@@ -37,13 +37,15 @@ setup(
     packages=find_packages(include=["tft_allennlp", "tft_allennlp.*"]),
     py_modules=["tft_allennlp_autoload"],
     cmdclass={"build_py": BuildWithAutoload},
-    # The configs are package data, so that `allennlp tft-experiment` finds them in a wheel;
-    # the learned aligner's trained scorers too.
+    # The configs are package data, so that `allennlp train` and `allennlp tft-configs` find them
+    # in a wheel; the learned aligner's trained scorers and tft-show's style and script too.
     package_data={
         "tft_allennlp": [
             "training_configs/*/*.jsonnet",
             "training_configs/*/*.libsonnet",
             "alignment/scorers/*.json",
+            "viewer/page.css",
+            "viewer/page.js",
         ]
     },
     python_requires=">=3.11",
@@ -57,8 +59,10 @@ setup(
         "scipy",
         "scikit-learn",
         "spacy",
-        "matplotlib",
         "datasets",
         "safetensors",
     ],
+    # The experiment harness (`allennlp tft-experiment`) is a package of its own, `harness/`:
+    # `pip install tft-allennlp[experiments]` where both wheels are (`make wheels`).
+    extras_require={"experiments": ["tft-experiments==0.1.0"]},
 )

@@ -7,7 +7,9 @@ The wheel installs `tft_allennlp.pth`, which Python runs at start-up and which i
 module. It imports nothing heavy: it only adds an import hook that acts once, when AllenNLP's
 command line (`allennlp.commands`) is imported, and then
 
-- adds `tft_allennlp` to the plugins that `import_plugins` loads;
+- adds `tft_allennlp` to the plugins that `import_plugins` loads, and after it every package
+  installed under the `tft_allennlp.plugins` entry point (the experiment harness,
+  `tft_experiments`, declares itself there);
 - while the plugins load, skips allennlp-models' download of nltk's punkt and wordnet (which it
   attempts at import, and which fails offline with 8 lines of errors; the plugin does not use
   them) and, unless `TFT_VERBOSE=1`, its `pkg_resources` deprecation warning and the
@@ -32,6 +34,8 @@ from typing import Any, Iterator, Optional, Sequence
 
 PLUGIN = "tft_allennlp"
 SWITCH = "TFT_ALLENNLP_AUTOLOAD"
+# Packages that extend the plugin's commands declare themselves under this entry point group.
+ENTRY_POINTS = "tft_allennlp.plugins"
 # The start-up hook: a `.pth` file in site-packages whose one line Python runs at start-up.
 HOOK = ("tft_allennlp.pth", "import tft_allennlp_autoload\n")
 
@@ -68,8 +72,11 @@ def _patch(commands: types.ModuleType) -> None:
     def discover_plugins() -> Iterator[str]:
         found = list(discover())
         yield from found
-        if autoload() and PLUGIN not in found:
-            yield PLUGIN
+        if autoload():
+            for name in [PLUGIN, *_entry_point_plugins()]:
+                if name not in found:
+                    found.append(name)
+                    yield name
 
     plugins.discover_plugins = discover_plugins
     import_plugins = commands.import_plugins
@@ -103,6 +110,14 @@ def _patch(commands: types.ModuleType) -> None:
         error(self, message)
 
     parser_class.error = error_with_hint
+
+
+def _entry_point_plugins() -> Iterator[str]:
+    """The packages installed under the `tft_allennlp.plugins` entry point."""
+    from importlib.metadata import entry_points
+
+    for entry_point in entry_points(group=ENTRY_POINTS):
+        yield entry_point.value
 
 
 def _stop_nltk_downloads() -> Optional[Any]:

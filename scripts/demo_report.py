@@ -24,7 +24,7 @@ def injection(path: str) -> None:
 
 # Below this many dev pairs the demo prints no gain: one seed on a handful of pairs says nothing.
 MIN_PAIRS_FOR_GAIN = 200
-REAL_COMPARISON = "allennlp tft-experiment training_configs/experiments/minilm_glue_cpu.jsonnet"
+REAL_COMPARISON = "allennlp tft-experiment research/specs/minilm_glue_cpu.jsonnet"
 
 
 def compare(base_path: str, injected_path: str, dev_path: str) -> None:

@@ -32,7 +32,7 @@ from allennlp.commands import main
 from allennlp.common import Params, cached_transformers
 
 from tests import PROJECT_ROOT
-from tft_allennlp.experiments import training
+from tft_experiments import training
 
 
 def write_config(
@@ -88,7 +88,7 @@ def forked_allennlp(
 
 
 def forked_run_allennlp(arguments: List[str], log: IO[str], environment: Dict[str, str]) -> int:
-    """What `tft_allennlp.experiments.training.run_allennlp` does, in a forked child."""
+    """What `tft_experiments.training.run_allennlp` does, in a forked child."""
     return fork_allennlp(arguments, log, log, environment)()
 
 

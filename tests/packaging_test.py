@@ -1,12 +1,15 @@
 """
-A non-editable install: the wheel carries the configs and the aligner's scorers as package
-data and the start-up hook that loads the plugin, and the installed package runs from a
-directory outside the checkout that has no `.allennlp_plugins`. (The slow check, a fresh venv
-installed with the documented command running the whole method, was run by hand:
-docs/install.md.) And the editable install `make setup` does, whose venv runs these tests.
+A non-editable install: the plugin's wheel carries the configs and the aligner's scorers as
+package data and the start-up hook that loads the plugin, and none of the experiment harness or
+the research folder; the harness's wheel adds `tft-experiment` through its entry point; the
+installed packages run from a directory outside the checkout that has no `.allennlp_plugins`.
+(The slow check, a fresh venv installed with the documented command running the whole method,
+was run by hand: docs/install.md.) And the editable install `make setup` does, whose venv runs
+these tests.
 """
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -18,34 +21,41 @@ from tft_allennlp_autoload import HOOK
 
 
 def test_the_wheel_carries_the_configs_and_works_outside_the_checkout(tmp_path):
-    # Built from a copy of the sources, so that the build leaves nothing in the checkout.
+    # Built from a copy of the sources, so that the build leaves nothing in the checkout: the
+    # plugin's wheel, and the harness's (harness/), a package of its own.
     source = tmp_path / "source"
     shutil.copytree(
-        PROJECT_ROOT / "tft_allennlp",
-        source / "tft_allennlp",
-        ignore=shutil.ignore_patterns("__pycache__"),
+        PROJECT_ROOT,
+        source,
+        ignore=shutil.ignore_patterns("__pycache__", ".*", "runs", "*.egg-info"),
     )
-    for name in ("setup.py", "README.md", "tft_allennlp_autoload.py"):
-        shutil.copy(PROJECT_ROOT / name, source / name)
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--quiet",
-            "--no-deps",
-            "--no-build-isolation",
-            "--disable-pip-version-check",
-            "-w",
-            str(tmp_path / "dist"),
-            str(source),
-        ],
-        check=True,
-        capture_output=True,
-    )
+    for folder in (source, source / "harness"):
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "wheel",
+                "--quiet",
+                "--no-deps",
+                "--no-build-isolation",
+                "--disable-pip-version-check",
+                "-w",
+                str(tmp_path / "dist"),
+                str(folder),
+            ],
+            check=True,
+            capture_output=True,
+        )
     (wheel,) = (tmp_path / "dist").glob("tft_allennlp-*.whl")
+    (harness,) = (tmp_path / "dist").glob("tft_experiments-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
+    # The plugin's wheel carries no lab: no harness, no research specs, scripts or results.
+    assert not [name for name in names if re.search(r"experiment|research|results/", name)]
+    harness_names = set(zipfile.ZipFile(harness).namelist())
+    assert "tft_experiments/commands/experiment.py" in harness_names
+    assert "tft_experiments/specs/minilm_glue.jsonnet" in harness_names
+    assert not [name for name in harness_names if name.startswith("tft_allennlp")]
     configs = {
         f"tft_allennlp/training_configs/{path.relative_to(PROJECT_ROOT / 'training_configs')}"
         for path in (PROJECT_ROOT / "training_configs").rglob("*.*sonnet")
@@ -55,6 +65,8 @@ def test_the_wheel_carries_the_configs_and_works_outside_the_checkout(tmp_path):
     # The learned aligner's scorers travel with it.
     scorers = {f"tft_allennlp/alignment/scorers/{name}.json" for name in ("lexical", "contextual")}
     assert scorers <= names
+    # So do tft-show's style and script, which every page inlines.
+    assert {"tft_allennlp/viewer/page.css", "tft_allennlp/viewer/page.js"} <= names
     site = tmp_path / "site"
     subprocess.run(
         [
@@ -68,6 +80,7 @@ def test_the_wheel_carries_the_configs_and_works_outside_the_checkout(tmp_path):
             "--target",
             str(site),
             str(wheel),
+            str(harness),
         ],
         check=True,
         capture_output=True,
@@ -112,8 +125,10 @@ def test_the_wheel_carries_the_configs_and_works_outside_the_checkout(tmp_path):
     check = (
         "import os, tft_allennlp\n"
         "from allennlp.common import Params\n"
-        "from tft_allennlp.experiments.spec import CONFIGS_ROOT, ExperimentSpec\n"
+        "import tft_experiments\n"
+        "from tft_experiments.spec import CONFIGS_ROOT, ExperimentSpec\n"
         f"assert tft_allennlp.__file__.startswith({str(site)!r}), tft_allennlp.__file__\n"
+        f"assert tft_experiments.__file__.startswith({str(site)!r}), tft_experiments.__file__\n"
         "params = Params.from_file(os.path.join(CONFIGS_ROOT, 'glue/mrpc.jsonnet'))\n"
         "assert params['model']['type'] == 'tft_glue_classifier'\n"
         "spec = ExperimentSpec(output_dir='out', base_models={'b': 'm'}, tasks=['mrpc'],\n"

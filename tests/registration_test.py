@@ -1,4 +1,6 @@
 import re
+import subprocess
+import sys
 
 from allennlp.commands.subcommand import Subcommand
 from allennlp.common import Registrable
@@ -19,13 +21,15 @@ from allennlp.training.optimizers import Optimizer
 from allennlp.training.trainer import Trainer
 
 import tft_allennlp  # noqa: F401
+from tft_allennlp.alignment.link_rules import LinkRule, OneToManyRule, SimilarityRule
+from tft_allennlp.alignment.pair_rules import PairRule
 from tft_allennlp.alignment.phrase_aligners import PhraseAligner
 from tft_allennlp.dataset_readers.negative_samplers import NegativeSampler
-from tft_allennlp.experiments.strategies import FineTuningStrategy
 from tft_allennlp.modules.adapters import TransformerAdapters
 from tft_allennlp.modules.output_regularizers import OutputRegularizer
 from tft_allennlp.modules.phrase_pair_features import PhrasePairFeatures
 from tft_allennlp.modules.siamese_losses import SiameseLoss
+from tft_experiments.strategies import FineTuningStrategy
 
 REGISTERED = [
     (DatasetReader, "tft_glue", "GlueTsvReader"),
@@ -75,6 +79,20 @@ REGISTERED = [
     (PhraseAligner, "tft_syntactic_basic", "SyntacticBasicPhraseAligner"),
     (PhraseAligner, "tft_learned", "LearnedPhraseAligner"),
     (PhraseAligner, "tft_mutual_argmax", "MutualArgmaxPhraseAligner"),
+    (LinkRule, "tft_same_form", "SameForm"),
+    (LinkRule, "tft_written_out", "WrittenOut"),
+    (LinkRule, "tft_without_periods", "WithoutPeriods"),
+    (LinkRule, "tft_same_number", "SameNumber"),
+    (LinkRule, "tft_same_lemma", "SameLemma"),
+    (LinkRule, "tft_abbreviation", "Abbreviation"),
+    (LinkRule, "tft_spelling_variant", "SpellingVariant"),
+    (LinkRule, "tft_wordnet_synonym", "WordNetSynonym"),
+    (OneToManyRule, "tft_acronym", "Acronym"),
+    (OneToManyRule, "tft_split_word", "SplitWord"),
+    (SimilarityRule, "tft_mutual_similarity", "MutualSimilarity"),
+    (PairRule, "tft_same_content", "SameContent"),
+    (PairRule, "tft_tightest_spans", "TightestSpans"),
+    (PairRule, "tft_closest_in_length", "ClosestInLength"),
     (FineTuningStrategy, "cross", "Cross"),
     (FineTuningStrategy, "siamese_softmax", "SiameseSoftmax"),
     (FineTuningStrategy, "siamese_cosine_mse", "SiameseCosineMse"),
@@ -89,6 +107,7 @@ REGISTERED = [
     (FineTuningStrategy, "smart", "Smart"),
     (Subcommand, "tft-export", "Export"),
     (Subcommand, "tft-align", "Align"),
+    (Subcommand, "tft-show", "Show"),
     (Subcommand, "tft-experiment", "Experiment"),
     (Subcommand, "tft-glue-submission", "GlueSubmission"),
     (Subcommand, "tft-configs", "Configs"),
@@ -103,16 +122,25 @@ def test_importing_the_package_registers_every_component():
 
 def test_every_registration_of_the_plugin_is_listed():
     """
-    Every name that a module of the plugin registers, under any base class (AllenNLP's or the
-    plugin's own, listed above or not) and whatever its prefix, is listed above.
+    Every name that a module of the plugin or the harness registers, under any base class
+    (AllenNLP's or the plugin's own, listed above or not) and whatever its prefix, is listed above.
     """
     registered = {
         (base, name)
         for base, registry in Registrable._registry.items()
         for name, (subclass, _) in registry.items()
-        if subclass.__module__.startswith("tft_allennlp.")
+        if subclass.__module__.startswith(("tft_allennlp.", "tft_experiments."))
     }
     assert registered == {(base, name) for base, name, _ in REGISTERED}
+
+
+def test_the_plugin_registers_nothing_of_the_harness():
+    """Importing the plugin alone imports no module of the experiment harness."""
+    code = "import sys, tft_allennlp; print([m for m in sys.modules if m.startswith('tft_exp')])"
+    printed = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert printed.stdout == "[]\n"
 
 
 def test_each_registered_name_is_its_file_stem():
@@ -131,11 +159,6 @@ def test_each_registered_name_is_its_file_stem():
         role = re.sub("(?<!^)([A-Z])", r"_\1", base.__name__).lower().split("_")
         suffixes = [""] + ["_" + "_".join(role[start:]) for start in range(len(role))]
         assert stem in [bare + suffix for suffix in suffixes], (name, stem)
-
-
-def test_models_name_their_default_predictor():
-    assert Model.by_name("tft_glue_classifier").default_predictor == "tft_sentence_pair"
-    assert Model.by_name("tft_paraphrase_injector").default_predictor == "tft_phrase_pairs"
 
 
 def test_config_defaults_reach_jsonnet_without_touching_the_environment():

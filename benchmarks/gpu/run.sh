@@ -53,7 +53,7 @@ for name in $(sed -e 's/#.*//' benchmarks/gpu/absent.txt); do
     printf 'from tft_absent_package import stand_in\n\nstand_in(__name__)\n' > "$stand_ins/$name/__init__.py"
   fi
 done
-export PYTHONPATH="$site:$stand_ins:$PWD" HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+export PYTHONPATH="$site:$stand_ins:$PWD:$PWD/harness" HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 export TOKENIZERS_PARALLELISM=false PYTHONDONTWRITEBYTECODE=1
 "$python" - "$kit/tiny_bert" "$rehearsal" <<'PY' | tee "$scratch/environment.json" || exit 1
 import json, platform, sys

@@ -4,6 +4,7 @@ import dataclasses
 import itertools
 import json
 import logging
+import math
 import os
 import re
 import shutil
@@ -21,27 +22,29 @@ from transformers import AutoModel
 
 from tests import CONFIGS_ROOT, FIXTURES_ROOT, PROJECT_ROOT
 from tests.allennlp_cli import forked_allennlp, forked_experiment_runs
-from tft_allennlp.commands.experiment import Experiment, run_experiment, write_outputs
-from tft_allennlp.experiments import ExperimentSpec, collect_results, tuned_choices
-from tft_allennlp.experiments.locks import RunLock
-from tft_allennlp.experiments.outcomes import (
+from tft_experiments import ExperimentSpec, collect_results, tuned_choices
+from tft_experiments.commands.experiment import Experiment, run_experiment, write_outputs
+from tft_experiments.locks import RunLock
+from tft_experiments.outcomes import (
     encoder_fingerprint,
-    kept_fingerprint,
     read_fingerprint,
+    run_row,
     tuned_choice,
 )
-from tft_allennlp.experiments.report import markdown_table, plot
-from tft_allennlp.experiments.reuse import (
+from tft_experiments.report import markdown_table, plot
+from tft_experiments.reuse import (
     config_difference,
     copy_run,
     find_reusable,
     injection_origin,
 )
-from tft_allennlp.experiments.runner import ExperimentRunner, parse_shard
-from tft_allennlp.experiments.runs import InjectionRun
-from tft_allennlp.experiments.strategies.multitask import multitask_overrides
-from tft_allennlp.experiments.training import RunStopped, resumable
-from tft_allennlp.experiments.variants import split_variant
+from tft_experiments.runner import ExperimentRunner, parse_shard
+from tft_experiments.runs import InjectionRun, grid_of
+from tft_experiments.spec import strategy_named
+from tft_experiments.strategies.multitask import multitask_overrides
+from tft_experiments.table import TABLE, append_row, forget_runs
+from tft_experiments.training import RunStopped, resumable
+from tft_experiments.variants import split_variant
 
 
 @pytest.fixture(scope="module")
@@ -107,6 +110,19 @@ def reported_runs(spec):
 
 def glue_metrics(run):
     return json.loads(open(os.path.join(run.directory, "metrics.json")).read())
+
+
+def lose(run):
+    """`run` as a crash before it finished leaves it: its metrics and its row are not there."""
+    os.remove(os.path.join(run.directory, "metrics.json"))
+    grid, relative = grid_of(run)
+    forget_runs(grid, [relative])
+
+
+def record_encoder(injection, fingerprint):
+    """The row of `injection` with `fingerprint` as the record of its encoder (None: none)."""
+    grid, relative = grid_of(injection)
+    append_row(grid, {**run_row(injection), "encoder_sha256": fingerprint})
 
 
 def test_every_run_has_its_config_metrics_and_log(experiment):
@@ -200,8 +216,8 @@ def test_resuming_reruns_only_unfinished_runs(experiment):
     finished = {
         run.directory: os.path.getmtime(os.path.join(run.directory, "metrics.json")) for run in runs
     }
-    # A run that crashed: its directory is there, its metrics are not.
-    os.remove(os.path.join(runs[1].directory, "metrics.json"))
+    # A run that crashed: its directory is there, its metrics and its row are not.
+    lose(runs[1])
     with forked_experiment_runs():
         statuses = ExperimentRunner(experiment).run()
     assert statuses[runs[1].directory] == "done"
@@ -239,10 +255,8 @@ def test_an_injection_runs_again_only_for_a_fine_tuning_left_to_run_and_to_the_s
     # injection runs again, once, and fails; its new encoder is deleted and the record kept, so
     # that the lost fine-tuning never fine-tunes a different encoder than its seeds did.
     lost = next(run for run in reported_runs(experiment) if run.variant == "tft")
-    os.remove(os.path.join(lost.directory, "metrics.json"))
-    fingerprint_path = os.path.join(injection.directory, "encoder_fingerprint.json")
-    with open(fingerprint_path, "w") as handle:
-        json.dump({"sha256": "0" * 64}, handle)
+    lose(lost)
+    record_encoder(injection, "0" * 64)
     with forked_experiment_runs():
         statuses = ExperimentRunner(experiment).run()
     assert statuses[injection.directory] == statuses[lost.directory] == "failed"
@@ -250,14 +264,11 @@ def test_an_injection_runs_again_only_for_a_fine_tuning_left_to_run_and_to_the_s
     assert [json.loads(line)["outcome"] for line in new_attempts] == ["failed"]
     assert not os.path.exists(encoder) and read_fingerprint(injection) == "0" * 64
     assert not os.path.exists(os.path.join(lost.directory, "metrics.json"))
-    assert not os.path.exists(kept_fingerprint(injection))
 
     # With its true record, the injection runs again to the same weights, then the lost
-    # fine-tuning; nothing else. The record is where an attempt killed after `allennlp train -f`
-    # emptied the directory leaves it: beside the directory.
-    os.remove(fingerprint_path)
-    with open(kept_fingerprint(injection), "w") as handle:
-        json.dump({"sha256": recorded}, handle)
+    # fine-tuning; nothing else. The record is its row, which `allennlp train -f` emptying the
+    # directory leaves as it was.
+    record_encoder(injection, recorded)
     with forked_experiment_runs():
         statuses = ExperimentRunner(experiment).run()
     ran = {directory for directory, status in statuses.items() if status != "skipped"}
@@ -268,8 +279,7 @@ def test_an_injection_runs_again_only_for_a_fine_tuning_left_to_run_and_to_the_s
     assert before.keys() == after.keys()
     assert all(torch.equal(before[name], after[name]) for name in before)
     assert read_fingerprint(injection) == recorded
-    assert json.loads(open(fingerprint_path).read()) == {"sha256": recorded}
-    assert not os.path.exists(kept_fingerprint(injection))
+    assert not os.path.exists(os.path.join(injection.directory, "encoder_fingerprint.json"))
     shutil.rmtree(encoder + ".away")
 
 
@@ -295,7 +305,7 @@ def test_the_fingerprint_of_an_encoder_is_that_of_its_tensors(tmp_path):
 def test_the_example_specs_describe_the_real_grid(tmp_path):
     for name in ("minilm_glue", "minilm_glue_cpu"):
         spec = ExperimentSpec.from_file(
-            str(PROJECT_ROOT / f"training_configs/experiments/{name}.jsonnet"), str(tmp_path)
+            str(PROJECT_ROOT / f"research/specs/{name}.jsonnet"), str(tmp_path)
         )
         assert [run.variant for run in spec.injection_runs()] == ["tft", "tft_simple"]
         assert spec.variants == ["none", "tft", "tft_simple"] and spec.tasks == [
@@ -683,7 +693,7 @@ def test_a_killed_run_resumes_from_its_checkpoint_and_ends_as_if_uninterrupted(
     # SIGKILL at the second epoch's first batch, after the first epoch's checkpoint; the retry
     # goes on from that checkpoint, so it is not killed again (the callback's marker survives).
     killed = grid("killed", [{"type": "test_sigkill", "epoch": 1, "batch": 1}])
-    with forked_experiment_runs(), caplog.at_level(logging.INFO, "tft_allennlp.experiments"):
+    with forked_experiment_runs(), caplog.at_level(logging.INFO, "tft_experiments"):
         assert list(run_experiment(plain).values()) == ["done"]
         assert list(run_experiment(killed).values()) == ["done"]
     outcomes = [json.loads(line)["outcome"] for line in open(tmp_path / "killed/attempts.jsonl")]
@@ -716,7 +726,7 @@ def test_a_resumption_that_sigkill_ended_resumes_again_rather_than_start_from_sc
         {"type": "test_sigkill", "epoch": 1, "batch": 2, "marker": "second.done"},
     ]
     killed = dataclasses.replace(one_run_grid(tmp_path / "killed", tiny_bert, kills), retries=2)
-    with forked_experiment_runs(), caplog.at_level(logging.INFO, "tft_allennlp.experiments"):
+    with forked_experiment_runs(), caplog.at_level(logging.INFO, "tft_experiments"):
         assert list(run_experiment(killed).values()) == ["done"]
     outcomes = [json.loads(line)["outcome"] for line in open(tmp_path / "killed/attempts.jsonl")]
     assert outcomes == ["failed", "failed", "done"]
@@ -837,7 +847,7 @@ def test_report_only_rewrites_the_outputs_without_running_anything(experiment):
 def test_a_grid_takes_the_runs_another_grid_finished_with_the_same_config(
     experiment, tmp_path, caplog
 ):
-    caplog.set_level(logging.INFO, "tft_allennlp.experiments")
+    caplog.set_level(logging.INFO, "tft_experiments")
     source = experiment.output_dir
     spec_values = {
         key: value for key, value in json.loads(experiment.dumps()).items() if key != "output_dir"
@@ -860,21 +870,21 @@ def test_a_grid_takes_the_runs_another_grid_finished_with_the_same_config(
     same, statuses, outcomes = grid("same")
     assert outcomes == {relative: "reused" for relative in distinct(experiment)}
     assert set(statuses.values()) == {"done"}
+    their_rows = rows_of(source)
+    my_rows = rows_of(same.output_dir)
     for relative in outcomes:
         theirs, mine = os.path.join(source, relative), os.path.join(same.output_dir, relative)
-        assert (
-            open(os.path.join(mine, "metrics.json")).read()
-            == open(os.path.join(theirs, "metrics.json")).read()
-        )
-        # The record of what ran is the other grid's; where it came from is said beside it.
+        # The record of what ran is the other grid's, with where it came from.
+        assert my_rows[relative] == {
+            **their_rows[relative],
+            "reused_from": source,
+            "started": my_rows[relative]["started"],
+            "ended": my_rows[relative]["ended"],
+        }
         assert (
             open(os.path.join(mine, "config.json")).read()
             == open(os.path.join(theirs, "config.json")).read()
         )
-        assert json.loads(open(os.path.join(mine, "reused_from.json")).read()) == {
-            "grid": source,
-            "run": theirs,
-        }
         assert not [name for name in os.listdir(mine) if name.endswith((".th", ".tar.gz"))]
     # The injected encoder is hard-linked, not trained again.
     mine = os.path.join(same.output_dir, "injection/tiny/tft/encoder/model.safetensors")
@@ -907,7 +917,9 @@ def test_a_grid_takes_the_runs_another_grid_finished_with_the_same_config(
     # Without its record (a grid made before records), nothing says which encoder the source
     # fine-tuned, so the injection and those fine-tunings run here.
     encoder = os.path.join(source, "injection/tiny/tft/encoder")
-    record = os.path.join(source, "injection/tiny/tft/encoder_fingerprint.json")
+    table = os.path.join(source, TABLE)
+    recorded_table = open(table).read()
+    (injection_of_source,) = experiment.injection_runs()
     other_batches = {**spec_values["glue_overrides"], "data_loader.batch_size": 4}
     for name, hidden, values in (
         ("fresh", [encoder], {}),
@@ -915,10 +927,12 @@ def test_a_grid_takes_the_runs_another_grid_finished_with_the_same_config(
         ("fresh_other_config", [encoder], {"glue_overrides": other_batches, "seeds": [1]}),
         # Tuned recipes only: nothing needs the injection until the sweep (taken) has chosen.
         ("fresh_tuned_new_seed", [encoder], {"seeds": [1, 2, 3], "run_fixed_recipes": False}),
-        ("fresh_unrecorded", [encoder, record], {}),
+        ("fresh_unrecorded", [encoder], {}),
     ):
         for path in hidden:
             os.rename(path, path + ".away")
+        if name == "fresh_unrecorded":
+            record_encoder(injection_of_source, None)
         caplog.clear()
         try:
             spec, _, outcomes = grid(name, **values)
@@ -926,6 +940,8 @@ def test_a_grid_takes_the_runs_another_grid_finished_with_the_same_config(
         finally:
             for path in hidden:
                 os.rename(path + ".away", path)
+            with open(table, "w") as handle:
+                handle.write(recorded_table)
         expected = {relative: "reused" for relative in distinct(spec)}
         injection_attempts = ["reused"]
         if name in ("fresh_new_seed", "fresh_tuned_new_seed"):
@@ -976,9 +992,8 @@ def test_a_grid_takes_the_runs_another_grid_finished_with_the_same_config(
     # injection runs here and exports the source's encoder, which replaces the record; then
     # every fine-tuning is taken from the source. (With a finished fine-tuning of the recorded
     # encoder, the rebuild fails instead: test_an_injection_runs_again_only_...)
-    recorded = tmp_path / "recorded/injection/tiny/tft/encoder_fingerprint.json"
-    recorded.parent.mkdir(parents=True)
-    recorded.write_text(json.dumps({"sha256": "1" * 64}))
+    their_row = rows_of(source)["injection/tiny/tft"]
+    append_row(str(tmp_path / "recorded"), {**their_row, "encoder_sha256": "1" * 64})
     spec, statuses, outcomes = grid("recorded")
     assert outcomes == {
         **{relative: "reused" for relative in distinct(experiment)},
@@ -988,6 +1003,11 @@ def test_a_grid_takes_the_runs_another_grid_finished_with_the_same_config(
     assert read_fingerprint(next(spec.injection_runs())) == read_fingerprint(injection)
     with pytest.raises(ConfigurationError, match="own output_dir"):
         ExperimentSpec(output_dir=source, **{**spec_values, "reuse_from": [source + "/"]})
+
+
+def rows_of(grid):
+    """The rows of the table of `grid`, by directory (the last line of each)."""
+    return {row["directory"]: row for row in map(json.loads, open(os.path.join(grid, TABLE)))}
 
 
 def test_configs_are_compared_with_the_other_grids_paths_read_as_this_ones():
@@ -1353,10 +1373,10 @@ def test_strategy_overrides_name_strategies_of_the_grid(tmp_path):
 
 
 def test_the_strategies_spec_describes_its_grid(tmp_path):
-    path = PROJECT_ROOT / "training_configs/experiments/strategies_cpu.jsonnet"
+    path = PROJECT_ROOT / "research/specs/strategies_cpu.jsonnet"
     spec = ExperimentSpec.from_file(str(path), str(tmp_path))
     cpu = ExperimentSpec.from_file(
-        str(PROJECT_ROOT / "training_configs/experiments/minilm_glue_cpu.jsonnet"), str(tmp_path)
+        str(PROJECT_ROOT / "research/specs/minilm_glue_cpu.jsonnet"), str(tmp_path)
     )
     assert spec.variants == ["none", "tft"] and spec.tasks == ["sst2", "mrpc", "stsb"]
     assert spec.train_sizes == [1000] and spec.seeds == [1, 2, 3] and not spec.keep_weights
@@ -1376,7 +1396,7 @@ def test_the_strategies_spec_describes_its_grid(tmp_path):
 
 
 def test_the_adapters_spec_describes_its_grid(tmp_path):
-    path = PROJECT_ROOT / "training_configs/experiments/adapters_cpu.jsonnet"
+    path = PROJECT_ROOT / "research/specs/adapters_cpu.jsonnet"
     spec = ExperimentSpec.from_file(str(path), str(tmp_path))
     assert spec.tasks == ["mrpc", "stsb", "rte", "sst2"] and spec.variants == ["none", "tft"]
     assert spec.train_sizes == [1000] and spec.seeds == [1, 2, 3]
@@ -1484,74 +1504,105 @@ def test_a_base_may_run_its_own_variants():
             )
 
 
-def test_the_claims_specs_describe_their_grids(tmp_path):
-    root = PROJECT_ROOT / "training_configs/experiments"
-    size = ExperimentSpec.from_file(str(root / "claims_size_cpu.jsonnet"), str(tmp_path))
-    assert set(size.base_models) == {"minilm", "mpnet"}
-    assert [run.variant for run in size.injection_runs()] == [
-        "tft",
-        "tft_simple",
-        "tft_iseed2",
-        "tft_simple_iseed2",
-    ]
-    assert not list(size.glue_runs({}))  # recipe "tuned" alone, once chosen
-    runs = list(size.glue_runs({key: "paper" for key in size.tuned_keys()}))
-    # MiniLM: 5 variants, MPNet: 1; 3 tasks, 3 seeds; the sweep on both bases.
-    assert len(runs) == (5 + 1) * 3 * 3
-    assert {run.base for run in size.sweep_runs()} == {"minilm", "mpnet"}
-    assert size.reference_base == "mpnet"
-    distant = ExperimentSpec.from_file(str(root / "claims_distant_cpu.jsonnet"), str(tmp_path))
-    assert distant.tasks == ["sst2", "cola"] and distant.train_sizes == [1000, 5000]
-    downstream = ExperimentSpec.from_file(
-        str(root / "alignment_downstream_cpu.jsonnet"), str(tmp_path)
+RESEARCH_SPECS = sorted((PROJECT_ROOT / "research/specs").glob("*.jsonnet"))
+
+
+def planned_runs(spec):
+    """Every run `spec` may train: its injections, its sweep, its grid whatever the sweep picks."""
+    runs = list(spec.injection_runs()) + list(spec.sweep_runs())
+    for candidate in spec.candidates():
+        runs += spec.glue_runs({key: candidate for key in spec.tuned_keys()})
+    return runs
+
+
+@pytest.fixture(scope="module")
+def research_grids(tmp_path_factory):
+    """Every research spec's planned runs, all in one output folder: directory -> fingerprint."""
+    output = str(tmp_path_factory.mktemp("grid"))
+    grids = {}
+    for path in RESEARCH_SPECS:
+        spec = ExperimentSpec.from_file(str(path), output)
+        runs = {run.directory: run.fingerprint for run in planned_runs(spec)}
+        grids[f"research/results/{path.stem}/experiment"] = (spec, runs)
+    return grids
+
+
+@pytest.mark.parametrize("path", RESEARCH_SPECS, ids=lambda path: path.stem)
+def test_every_research_spec_plans_the_grid_its_fields_describe(path, research_grids):
+    """
+    The runs counted from the spec's own lists (not retyped): one injection per injected variant
+    of a base and injection seed; the sweep, every candidate on each task, size and base for the
+    sweep seeds; the grid, every variant of a base (each injected one once more per further
+    injection seed) under each strategy that applies to the task, for every size, seed and
+    reported recipe. Every variant
+    and task resolves to a config, no two runs of a recipe share a directory, and every grid the
+    spec reuses is committed.
+    """
+    spec, _ = research_grids[f"research/results/{path.stem}/experiment"]
+    injection_seeds = spec.injection_seeds or [spec.injection_seed]
+    names = {base: spec.base_variants.get(base, spec.variants) for base in spec.base_models}
+    injected = {base: [name for name in names[base] if name != "none"] for base in names}
+    injections = list(spec.injection_runs())
+    assert len(injections) == sum(len(injected[base]) for base in names) * len(injection_seeds)
+    assert all(os.path.isfile(run.config) for run in injections)
+
+    points = math.prod(len(values) for values in spec.sweep.values()) if spec.sweep else 0
+    sweep_seeds = spec.sweep_seeds or spec.seeds[:1]
+    cells = len(spec.tasks) * len(spec.train_sizes) * len(spec.base_models)
+    sweep = list(spec.sweep_runs())
+    assert len(sweep) == (len(sweep_seeds) * cells * (len(spec.recipes) + points) if points else 0)
+
+    reported = bool(spec.sweep) + (len(spec.recipes) if spec.run_fixed_recipes else 0)
+    labels = sum(
+        len(names[base]) + len(injected[base]) * (len(injection_seeds) - 1) for base in names
     )
-    corpora = {run.variant: run.corpus for run in downstream.injection_runs()}
-    assert list(corpora) == ["tft", "tft_old_aligner"] and len(set(corpora.values())) == 2
-    ablations = ExperimentSpec.from_file(str(root / "claims_ablations_cpu.jsonnet"), str(tmp_path))
-    assert len(list(ablations.injection_runs())) == 4
-    chosen = {key: "paper" for key in ablations.tuned_keys()}
-    assert len(list(ablations.glue_runs(chosen))) == 5 * 2 * 3
-    # The epochs probe: both bases without injection, the configs' own 4 epochs at lr 1e-4.
-    epochs = ExperimentSpec.from_file(str(root / "claims_size_epochs_cpu.jsonnet"), str(tmp_path))
-    probe = list(epochs.glue_runs())
-    assert {(run.base, run.task) for run in probe} == {
-        (base, task) for base in ("minilm", "mpnet") for task in ("stsb", "mrpc")
-    }
-    assert {run.variant for run in probe} == {"none"} and not list(epochs.injection_runs())
-    assert epochs.candidates()[probe[0].candidate] == {
-        "trainer.optimizer.lr": 1e-4,
-        "trainer.num_epochs": 4,
-    }
-    # The size grid at 4 epochs takes the probe's runs as its sweep runs (same directories).
-    four = ExperimentSpec.from_file(str(root / "claims_size_4ep_cpu.jsonnet"), str(tmp_path))
-    assert set(four.candidates()) == {"paper", "epochs4_lr0.0001", "epochs4_lr0.0002"}
-    assert four.glue_overrides["trainer.num_epochs"] == 4
-    sweep = {os.path.relpath(run.directory, four.output_dir) for run in four.sweep_runs()}
-    assert {os.path.relpath(run.directory, epochs.output_dir) for run in probe} <= sweep
-    assert [run.variant for run in four.injection_runs()] == [
-        run.variant for run in size.injection_runs()
-    ]
-    # The distant-task and ablation grids fine-tune on the same 4-epoch schedule, so they share
-    # their MiniLM runs with it, and take the committed grids' (paths from the repository root).
-    for spec in (distant, ablations):
-        assert spec.candidates() == four.candidates()
-        assert spec.glue_overrides == four.glue_overrides
-        assert "results/claims_size_4ep_cpu/experiment" in spec.reuse_from
-        assert all((PROJECT_ROOT / grid / "spec.json").exists() for grid in spec.reuse_from)
-    assert {"results/claims_ablations_cpu/experiment", "results/claims_distant_cpu/experiment"} <= (
-        set(four.reuse_from)
+    strategies = sum(
+        strategy_named(name).applies_to(task) for name in spec.strategies for task in spec.tasks
     )
-    # The whole-set grid: MiniLM alone, the size grid's first injections, the same schedule.
-    whole = ExperimentSpec.from_file(str(root / "claims_whole_cpu.jsonnet"), str(tmp_path))
-    assert set(whole.base_models) == {"minilm"} and whole.train_sizes == [None]
-    assert whole.candidates() == four.candidates()
-    assert whole.glue_overrides == four.glue_overrides
-    assert [run.directory for run in whole.injection_runs()] == [
-        run.directory for run in size.injection_runs() if "iseed" not in run.variant
-    ]
-    runs = list(whole.glue_runs({key: "paper" for key in whole.tuned_keys()}))
-    assert len(runs) == 3 * 3 * 3 and {run.size_name for run in runs} == {"all"}
-    assert all((PROJECT_ROOT / grid / "spec.json").exists() for grid in whole.reuse_from)
+    for candidate in spec.candidates():
+        runs = list(spec.glue_runs({key: candidate for key in spec.tuned_keys()}))
+        per_size_and_seed = labels * strategies * reported
+        assert len(runs) == per_size_and_seed * len(spec.train_sizes) * len(spec.seeds)
+        own = [(run.recipe, run.directory) for run in runs if not run.is_multitask]
+        assert len(set(own)) == len(own)
+        assert all(os.path.isfile(run.config) or run.config_text for run in runs + sweep)
+    for grid in spec.reuse_from:
+        assert (PROJECT_ROOT / grid / "spec.json").is_file(), grid
+
+
+def test_an_injection_two_grids_share_through_reuse_is_the_same_in_both(research_grids):
+    """Reuse takes an injection by its directory: both grids must mean the same by it."""
+    for spec, runs in research_grids.values():
+        for grid in spec.reuse_from:
+            theirs = research_grids[grid][1]
+            for run in spec.injection_runs():
+                if run.directory in theirs:
+                    assert theirs[run.directory] == run.fingerprint, (grid, run.directory)
+
+
+# Issue 18's claims grids that reuse others' runs: the 4-epoch ones (the size grid at 4 epochs, the
+# distant tasks, the ablations, the whole training sets), which share injections and runs.
+CLAIMS_GRIDS = [
+    "claims_size_4ep_cpu",
+    "claims_distant_cpu",
+    "claims_ablations_cpu",
+    "claims_whole_cpu",
+]
+
+
+@pytest.mark.parametrize("name", CLAIMS_GRIDS)
+def test_each_grid_a_claims_grid_reuses_holds_runs_it_would_take(name, research_grids):
+    """
+    A grid of `reuse_from` plans some of this grid's runs in the same directory with the same
+    config, overrides, environment and encoder (`fingerprint`): runs reuse would take, not
+    merely runs of the same name (a run of another schedule it would refuse).
+    """
+    spec, mine = research_grids[f"research/results/{name}/experiment"]
+    for grid in spec.reuse_from:
+        theirs = research_grids[grid][1]
+        assert any(
+            theirs.get(directory) == fingerprint for directory, fingerprint in mine.items()
+        ), grid
 
 
 def test_a_custom_variant_injects_its_own_corpus_with_its_own_overrides():

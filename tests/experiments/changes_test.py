@@ -5,17 +5,17 @@ import os
 import pytest
 from allennlp.common.checks import ConfigurationError
 
-from tft_allennlp.experiments import ExperimentSpec
-from tft_allennlp.experiments.changes import (
+from tft_experiments import ExperimentSpec
+from tft_experiments.changes import (
     HISTORY_FILE,
     SPEC_FILE,
     accept_change,
     check_change,
     spec_change,
 )
-from tft_allennlp.experiments.locks import RunLock
-from tft_allennlp.experiments.outcomes import kept_fingerprint
-from tft_allennlp.experiments.tasks import task_named
+from tft_experiments.locks import RunLock
+from tft_experiments.outcomes import is_finished
+from tft_experiments.tasks import task_named
 
 
 def grid(output_dir, **values):
@@ -71,7 +71,7 @@ def test_a_spec_that_trains_no_finished_run_otherwise_extends_or_trims_the_grid(
     finish(run)
     more = spec_change(grid(tmp_path, seeds=[1, 2], tasks=["rte", "mrpc"]))
     assert (more.keys, more.changed, more.key) == (["tasks", "seeds"], [], None)
-    with caplog.at_level(logging.INFO, "tft_allennlp.experiments"):
+    with caplog.at_level(logging.INFO, "tft_experiments"):
         accept_change(more)
     assert caplog.messages == [
         f"{tmp_path}/spec.json: the spec changed ('tasks', 'seeds'), and no finished run trains "
@@ -128,7 +128,7 @@ def test_an_injection_trained_otherwise_changes_every_fine_tuning_of_its_encoder
 
     # --force: the changed runs are deleted, with what lies beside them, the others kept; the
     # spec they were trained with goes to the history.
-    beside = [f"{injection.directory}.failed", kept_fingerprint(injection)]
+    beside = [f"{injection.directory}.failed"]
     beside += [os.path.join(tmp_path, f"{fine_tuning}.not_taken")]
     for path in beside:
         open(path, "w").close()
@@ -141,6 +141,9 @@ def test_an_injection_trained_otherwise_changes_every_fine_tuning_of_its_encoder
     accept_change(other_corpus)
     assert not os.path.exists(injection.directory) and not os.path.exists(fine_tuning)
     assert not [path for path in beside if os.path.exists(path)]
+    # Their rows are forgotten: unfinished, even where a directory came back.
+    finish(injection)
+    assert not is_finished(injection)
     assert os.listdir(os.path.join(tmp_path, "glue/b/none/paper/rte/n8/seed1")) == ["metrics.json"]
     history = [json.loads(line) for line in open(tmp_path / HISTORY_FILE)]
     assert history == [json.loads(first.dumps())]

@@ -4,8 +4,8 @@ import os
 import pytest
 from allennlp.common.checks import ConfigurationError
 
-from tft_allennlp.experiments import ExperimentSpec
-from tft_allennlp.experiments.inputs import check_inputs
+from tft_experiments import ExperimentSpec
+from tft_experiments.inputs import check_inputs
 
 PAIRS = "first\tsecond\tverdict\nthe cat sat .\ta cat sat .\tsame\n"
 

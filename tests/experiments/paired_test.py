@@ -3,7 +3,7 @@ import math
 
 import pytest
 
-from tft_allennlp.experiments.paired import (
+from tft_experiments.paired import (
     customised_variant,
     format_difference,
     full_injection,

@@ -3,7 +3,7 @@ import json
 import pytest
 from allennlp.common.checks import ConfigurationError
 
-from tft_allennlp.experiments import ExperimentSpec
+from tft_experiments import ExperimentSpec
 
 SETTINGS = {
     "output_dir": "out",

@@ -1,7 +1,7 @@
 """
-scripts/grid_group.sh: a grid script started from another program leads a process group of its
-own, and its `stop` signals that group only, waits for it, and leaves a stale group file alone;
-a second start while the grid runs is refused.
+research/scripts/grid_group.sh: a grid script started from another program leads a process group
+of its own, and its `stop` signals that group only, waits for it, and leaves a stale group file
+alone; a second start while the grid runs is refused.
 """
 
 import os
@@ -16,8 +16,8 @@ from tests import PROJECT_ROOT
 # which records the signal it ends on.
 GRID = """\
 set -euo pipefail
-cd "$(dirname "$0")/.."
-source scripts/grid_group.sh
+cd "$(dirname "$0")/../.."
+source research/scripts/grid_group.sh
 grid_group runs/fake.pgid "$@"
 nohup bash -c 'trap "echo TERM > runs/ended; exit 0" TERM
   echo $$ >> runs/children; while true; do sleep 0.1; done; : allennlp' > /dev/null 2>&1 &
@@ -34,7 +34,7 @@ def wait_for(path, seconds=10.0):
 
 def run(repository, *arguments):
     return subprocess.run(
-        ["bash", "scripts/fake_grids.sh", *arguments],
+        ["bash", "research/scripts/fake_grids.sh", *arguments],
         cwd=repository,
         check=True,
         capture_output=True,
@@ -45,9 +45,9 @@ def run(repository, *arguments):
 
 def test_stop_ends_the_grid_group_and_nothing_else(tmp_path):
     repository = tmp_path / "repository"
-    (repository / "scripts").mkdir(parents=True)
-    shutil.copy(PROJECT_ROOT / "scripts/grid_group.sh", repository / "scripts")
-    (repository / "scripts/fake_grids.sh").write_text(GRID)
+    (repository / "research/scripts").mkdir(parents=True)
+    shutil.copy(PROJECT_ROOT / "research/scripts/grid_group.sh", repository / "research/scripts")
+    (repository / "research/scripts/fake_grids.sh").write_text(GRID)
 
     # Started by this process (not a shell with job control): the script shares our process
     # group, so it must move to one of its own first.
@@ -70,7 +70,7 @@ def check_stop(repository, group, child):
 
     # A second start while the grid runs would put it out of `stop`'s reach: refused.
     second = subprocess.run(
-        ["bash", "scripts/fake_grids.sh"], cwd=repository, capture_output=True, text=True
+        ["bash", "research/scripts/fake_grids.sh"], cwd=repository, capture_output=True, text=True
     )
     assert second.returncode == 1
     assert f"a grid already runs (process group {group})" in second.stderr

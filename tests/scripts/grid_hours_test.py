@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from scripts.grid_hours import main, table
+from research.scripts.grid_hours import main, table
 
 
 def _attempts(experiment, records):
@@ -16,7 +16,7 @@ def _attempts(experiment, records):
 
 
 def test_hours_by_kind_with_unfinished_attempts_and_reuses_left_out(tmp_path, capsys):
-    one = tmp_path / "results/one/experiment"
+    one = tmp_path / "research/results/one/experiment"
     _attempts(
         one,
         [

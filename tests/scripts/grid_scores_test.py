@@ -1,17 +1,21 @@
 """The analysis scripts' one loader of grids' runs.csv, and the scripts that use it."""
 
 import importlib
+import pathlib
+import runpy
+import sys
+import warnings
 
 import pytest
 
-from scripts import (
+from research.scripts import (
     REPOSITORY,
     adapter_variants,
     claims_size_tables,
     claims_verdicts,
     multisource_verdicts,
 )
-from scripts.grid_scores import ScoreKey, read_scores
+from research.scripts.grid_scores import ScoreKey, read_scores
 
 HEADER = "base,variant,recipe,task,train_size,candidate,seed,metric,value,directory,strategy\n"
 
@@ -107,16 +111,42 @@ def test_the_committed_verdicts_regenerate_byte_for_byte():
             "verdicts", claims_verdicts.HEADER, seeds, claims_verdicts.SEEDS, "seeds 1-3"
         )
         tables = claims_verdicts.markdown(claims_verdicts.verdict_sections(seeds), len(seeds))
-        assert (REPOSITORY / "results/claims" / name).read_text() == header + tables
+        assert (REPOSITORY / "research/results/claims" / name).read_text() == header + tables
+
+
+# The scripts' package and folder, wherever the package lives.
+PACKAGE = adapter_variants.__package__
+FOLDER = pathlib.Path(adapter_variants.__file__).parent
+
+
+def paragraphs(text):
+    """`text`'s paragraphs, each with its whitespace collapsed."""
+    return [" ".join(paragraph.split()) for paragraph in text.strip().split("\n\n")]
 
 
 @pytest.mark.parametrize(
     "name",
-    sorted(path.stem for path in (REPOSITORY / "scripts").glob("*.py") if path.stem != "__init__"),
+    # The scripts that take options; the others run at once (or are libraries of the rest).
+    sorted(path.stem for path in FOLDER.glob("*.py") if "ArgumentParser(" in path.read_text()),
 )
-def test_every_script_imports_as_a_module_of_the_scripts_package(name):
-    module = importlib.import_module(f"scripts.{name}")
-    assert module.__doc__
+def test_every_script_with_options_runs_as_a_module_and_describes_itself(name, monkeypatch, capsys):
+    """
+    `python -m research.scripts.NAME --help`, the way the package's docstring runs its scripts:
+    the script runs as a module of the package (its imports resolve from there), its parser
+    builds and answers, and the description it prints, where it has one, is the first paragraph
+    of its docstring.
+    """
+    monkeypatch.setattr(sys, "argv", [f"{name}.py", "--help"])
+    with pytest.raises(SystemExit) as ended, warnings.catch_warnings():
+        # runpy's note that the module is imported already (by another test of this session).
+        warnings.simplefilter("ignore", RuntimeWarning)
+        runpy.run_module(f"{PACKAGE}.{name}", run_name="__main__")
+    assert ended.value.code == 0
+    usage, after_usage, *_ = paragraphs(capsys.readouterr().out)
+    assert usage.startswith(f"usage: {name}.py [-h]")
+    if not after_usage.startswith(("positional arguments:", "options:")):
+        summary = paragraphs(importlib.import_module(f"{PACKAGE}.{name}").__doc__)[0]
+        assert after_usage == summary
 
 
 def test_multisource_verdicts_pair_by_seed_and_name_the_grids_not_written_yet(

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from scripts.injection_epochs import table
+from research.scripts.injection_epochs import table
 
 
 def _epoch(run, epoch, sentence, phrase, loss, duration, best=None):

@@ -1,8 +1,8 @@
-"""The statistics of scripts/judged_precision.py, against hand-computed values."""
+"""The statistics of research/scripts/judged_precision.py, against hand-computed values."""
 
 import pytest
 
-from scripts import judged_precision
+from research.scripts import judged_precision
 
 
 def test_wilson_interval():

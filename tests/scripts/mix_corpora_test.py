@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from scripts.mix_corpora import corpus_figures, main, mix
+from research.scripts.mix_corpora import corpus_figures, main, mix
 
 
 def _record(source, target, alignments, line):

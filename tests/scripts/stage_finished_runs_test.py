@@ -1,6 +1,7 @@
 """
-scripts/stage_finished_runs.sh stages what a reader or a resumed grid needs of a grid, and
-.gitignore keeps the rest of a run out of git: logs, per-epoch metrics, vocabularies, weights.
+research/scripts/stage_finished_runs.sh stages the grid-level files of a grid, its table of
+finished runs among them, and .gitignore keeps its run directories out of git: their configs,
+metrics, logs, per-epoch metrics, vocabularies, weights and encoders, and what lies beside them.
 """
 
 import shutil
@@ -8,9 +9,12 @@ import subprocess
 
 from tests import PROJECT_ROOT
 
-RUN = "results/grid/experiment/glue/minilm/none/lr0.0001/mrpc/n1000/seed1"
-KEPT = ["config.json", "metrics.json", "parameter_counts.json", "reused_from.json"]
-LEFT_OUT = [
+GRID = "research/results/grid/experiment"
+RUN = f"{GRID}/glue/minilm/none/lr0.0001/mrpc/n1000/seed1"
+RUN_FILES = [
+    "config.json",
+    "metrics.json",
+    "parameter_counts.json",
     "train.log",
     "out.log",
     "meta.json",
@@ -19,7 +23,17 @@ LEFT_OUT = [
     "best.th",
     "model.tar.gz",
 ]
-GRID_FILES = ["spec.json", "attempts.jsonl", "results.md", "runs.csv", "paired.csv", "scores.png"]
+GRID_FILES = [
+    "spec.json",
+    "spec_history.jsonl",
+    "attempts.jsonl",
+    "runs.jsonl",
+    "results.md",
+    "runs.csv",
+    "paired.csv",
+    "scores.png",
+    "configs/smart_mrpc.jsonnet",
+]
 
 
 def git(repository, *arguments):
@@ -27,46 +41,37 @@ def git(repository, *arguments):
     return subprocess.run(command + list(arguments), check=True, capture_output=True, text=True)
 
 
-def test_only_what_a_grid_needs_is_staged_and_the_rest_is_ignored(tmp_path):
+def test_only_the_grid_level_files_are_staged_and_the_runs_are_ignored(tmp_path):
     repository = tmp_path / "repository"
-    (repository / "scripts").mkdir(parents=True)
-    shutil.copy(PROJECT_ROOT / "scripts/stage_finished_runs.sh", repository / "scripts")
+    (repository / "research/scripts").mkdir(parents=True)
+    shutil.copy(
+        PROJECT_ROOT / "research/scripts/stage_finished_runs.sh", repository / "research/scripts"
+    )
     shutil.copy(PROJECT_ROOT / ".gitignore", repository)
     git(repository, "init", "-q")
-    grid = repository / "results/grid/experiment"
-    finished, unfinished = repository / RUN, repository / RUN.replace("seed1", "seed2")
+    grid = repository / GRID
     injection = grid / "injection/minilm/tft"
     for directory, names in [
-        (finished, KEPT + LEFT_OUT),
-        (unfinished, ["config.json", "train.log", "metrics_epoch_0.json"]),
+        (repository / RUN, RUN_FILES),
+        (repository / RUN.replace("seed1", "seed2"), ["config.json", "train.log"]),
         (injection, ["config.json", "metrics.json", "encoder_fingerprint.json", "train.log"]),
-        (injection / "encoder", ["config.json", "metrics.json", "model.safetensors"]),
-        (grid, GRID_FILES + ["configs/smart_mrpc.jsonnet"]),
+        (injection / "encoder", ["config.json", "model.safetensors"]),
+        (grid, GRID_FILES),
     ]:
         for name in names:
             (directory / name).parent.mkdir(parents=True, exist_ok=True)
             (directory / name).write_text("{}\n")
-    # A run's log while it runs, beside its directory.
-    (repository / (RUN.replace("seed1", "seed2") + ".log")).write_text("training\n")
+    # What lies beside a run: its log while it runs, its claim, a failure mark.
+    for suffix in (".log", ".lock", ".failed", ".not_taken"):
+        (repository / (RUN.replace("seed1", "seed2") + suffix)).write_text("x\n")
 
     subprocess.run(
-        ["bash", "scripts/stage_finished_runs.sh", str(grid)], cwd=repository, check=True
+        ["bash", "research/scripts/stage_finished_runs.sh", GRID], cwd=repository, check=True
     )
 
     staged = set(git(repository, "diff", "--cached", "--name-only").stdout.split())
-    tft = "results/grid/experiment/injection/minilm/tft"
-    assert staged == {
-        *(f"{RUN}/{name}" for name in KEPT),
-        *(f"{tft}/{name}" for name in ("config.json", "metrics.json", "encoder_fingerprint.json")),
-        *(f"results/grid/experiment/{name}" for name in GRID_FILES),
-        "results/grid/experiment/configs/smart_mrpc.jsonnet",
-    }
-    # `git add -A` takes none of the left-out files either, .gitignore holds them; only the
-    # unfinished run's config.json, which the script leaves until the run has finished.
+    assert staged == {f"{GRID}/{name}" for name in GRID_FILES}
+    # `git add -A` takes nothing of the runs either: .gitignore holds them.
     git(repository, "add", "-A")
     everything = set(git(repository, "diff", "--cached", "--name-only").stdout.split())
-    assert everything - staged == {
-        "scripts/stage_finished_runs.sh",
-        ".gitignore",
-        RUN.replace("seed1", "seed2") + "/config.json",
-    }
+    assert everything - staged == {"research/scripts/stage_finished_runs.sh", ".gitignore"}

@@ -3,7 +3,7 @@
 // (`objective_config`, one of ../siamese/*.jsonnet, its `model.objective`), and the data paths,
 // validation metric and reader and loader extras (QQP's `lenient`, `bucket_batches` where a task sets it)
 // of the task's config. `directory`: the task's GLUE folder. The experiment harness's siamese_*
-// strategies (tft_allennlp/experiments/strategies/) call it.
+// strategies (harness/tft_experiments/strategies/) call it.
 local siamese = import 'siamese.libsonnet';
 
 local extras(object, keys) = { [key]: object[key] for key in keys if std.objectHas(object, key) };

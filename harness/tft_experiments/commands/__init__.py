@@ -1,0 +1,1 @@
+from tft_experiments.commands.experiment import Experiment

@@ -1,0 +1,595 @@
+"""
+The experiment grid of `allennlp tft-experiment SPEC`: base checkpoints x injection variants x
+GLUE tasks x training sizes x seeds x fine-tuning recipes x fine-tuning strategies, read from a
+JSON or jsonnet file and expanded into runs (`runs.py`) that each own a directory.
+
+A recipe is a named set of GLUE config overrides. Besides the fixed ones (`recipes`, e.g. the
+paper's), a spec may ask for a small sweep (`sweep`): every candidate recipe is tried on the base
+model without injection, the best on dev becomes the `tuned` recipe of that base, task and
+training size, and every variant of the base is then fine-tuned with it unchanged.
+
+A strategy says how a GLUE task is fine-tuned: a registered `FineTuningStrategy`
+(`experiments/strategies/`), which says which tasks it applies to, the config it trains and its
+own overrides. The sweep runs cross-encoders only; its tuned recipe is applied unchanged to
+every strategy.
+
+The spec only describes: it never reads the disk, nor changes. Which candidate the sweep chose is
+found from the finished runs (`outcomes.tuned_choices`) and handed to `glue_runs`.
+"""
+
+import itertools
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+
+from allennlp.common.checks import ConfigurationError
+
+from tft_allennlp.common.config_keys import dataclass_settings
+from tft_allennlp.common.glue_tasks import get_glue_task
+from tft_experiments.runs import (
+    GlueRun,
+    InjectionRun,
+    seed_overrides,
+    size_name,
+)
+from tft_experiments.strategies import FineTuningStrategy
+from tft_experiments.strategies.cross import CROSS
+from tft_experiments.strategies.fine_tuning_strategy import (
+    CONFIGS_ROOT,
+    JsonnetCall,
+    glue_config,
+)
+from tft_experiments.tasks import define_custom_task, task_named
+from tft_experiments.variants import SEEDED, VARIANTS, Variant
+
+# The recipe label of the runs that use the sweep's choice.
+TUNED = "tuned"
+# The largest seed numpy takes.
+MAX_SEED = 2**32 - 1
+
+TunedKey = Tuple[str, str, Optional[int]]
+"""(base, task, train_size): what a tuned recipe is chosen for."""
+
+
+def sweep_point_name(point: Dict[str, Any]) -> str:
+    """`{"trainer.optimizer.lr": 1e-4, "trainer.num_epochs": 2}` -> `lr0.0001_epochs2`."""
+
+    def text(value: Any) -> str:
+        return f"{value:g}" if isinstance(value, (int, float)) else str(value)
+
+    return "_".join(
+        f"{key.split('.')[-1].replace('num_', '')}{text(value)}" for key, value in point.items()
+    )
+
+
+def selection_metric(task: str) -> str:
+    """The dev score the sweep maximises: the mean of the task's metrics, or its only one."""
+    return task_named(task).validation_metric
+
+
+def strategy_named(name: str) -> FineTuningStrategy:
+    """The registered fine-tuning strategy `name`."""
+    return FineTuningStrategy.by_name(name)()
+
+
+@dataclass
+class ExperimentSpec:
+    """
+    # Parameters
+
+    output_dir : `str`
+        Where every run, the CSV, the table and the plots go.
+    base_models : `Dict[str, str]`
+        Short name -> hub name or local checkpoint directory.
+    tasks : `List[str]`
+        GLUE task names (`mrpc`, `stsb`, ...) and names of `custom_tasks`.
+    custom_tasks : `Dict[str, Dict[str, Any]]`, optional
+        Tasks of the user's own, by name: `{"paraphrase": {"task": {...}, "train_data_path":
+        "...", "validation_data_path": "..."}}`, `task` being the description a config's
+        reader and model take (docs/tasks.md). They run with the recipe of
+        `common/task.libsonnet` (GLUE's), under the `cross`, adapter and `smart` strategies
+        (the Siamese ones skip them; multitask strategies take GLUE tasks only).
+    glue_dir : `str`
+        The official GLUE layout, `$glue_dir/MRPC/train.tsv`, ...
+    variants : `List[str]`, optional (default = `["none", "tft"]`)
+        Keys of `VARIANTS` (`experiments/variants.py`) or of `custom_variants`; every variant but
+        "none" needs `paraphrase_corpus` (or its own).
+    custom_variants : `Dict[str, Dict[str, Any]]`, optional
+        Named injections besides the paper's: `{"tft_old_aligner": {"variant": "tft",
+        "paraphrase_corpus": "old.jsonl", "injection_overrides": {...}}}` injects with the
+        config of `variant` from its own corpus (default: the spec's) and overrides (added to
+        `injection_overrides`), e.g. to compare two aligners' corpora.
+    base_variants : `Dict[str, List[str]]`, optional
+        Variants for some bases instead of `variants`, e.g. `{"mpnet": ["none"]}` to fine-tune
+        a larger model only as it is, as the reference a smaller injected one is compared with.
+    reference_base : `str`, optional
+        A base whose runs without injection every other base's variants are compared with,
+        paired by seed (the same subsample and fine-tuning seed), in the report's paired tables
+        and CSV: a small model with injection against a larger one without.
+    train_sizes : `List[Optional[int]]`, optional (default = `[null]`)
+        Training examples per run, each positive; `null` is the whole training file.
+    seeds : `List[int]`, optional (default = `[1]`)
+        Seeds of the fine-tuning runs (random, numpy and torch seeds, and the subsample), each
+        from 0 to 2**32 - 1 (numpy's range). No list of the grid may be empty or give a value
+        twice.
+    recipes : `Dict[str, Dict[str, Any]]`, optional (default = `{"paper": {}}`)
+        Name -> overrides of the GLUE config; every variant of a base gets the same recipes.
+    sweep : `Dict[str, List[Any]]`, optional (default = `{}`)
+        GLUE config key -> values to try, e.g. `{"trainer.optimizer.lr": [1e-4, 2e-4]}`. Every
+        combination, and every recipe of `recipes`, is a candidate: each is run on the base
+        model without injection for `sweep_seeds`, the one with the best mean dev score (the
+        task's `combined_score`, or its only metric) becomes recipe "tuned" for that base, task
+        and training size, and all variants then run with it. Empty: no tuned recipe.
+    sweep_seeds : `List[int]`, optional (default = the first of `seeds`)
+    run_fixed_recipes : `bool`, optional (default = `True`)
+        False: the grid runs the tuned recipe alone, and `recipes` are only candidates of the
+        sweep (which must then be given). A grid of many strategies or variants so halves its
+        CPU time when only the tuned recipe is to be reported.
+    glue_overrides : `Dict[str, Any]`, optional
+        Overrides for every GLUE run (e.g. `{"trainer.num_epochs": 2}` to save CPU time).
+    paraphrase_corpus : `str`, optional
+        The aligned corpus (JSON lines) that injection reads.
+    injection_overrides : `Dict[str, Any]`, optional
+        Overrides for every injection run.
+    injection_seed : `int`, optional (default = `1`)
+    injection_seeds : `List[int]`, optional (default = `[injection_seed]`)
+        Inject every variant with each of these seeds (negatives, shuffling, initialisation of
+        the heads): the first keeps the variant's name, the others are reported as variants of
+        their own, `tft_iseed2` for `tft` injected with seed 2, fine-tuned alike, so that the
+        spread injection seeds add can be told from a difference between variants.
+    metric_epoch : `str`, optional (default = `"last"`)
+        `"last"` reports the dev metrics after the last epoch; `"best"` those of the epoch that
+        was best on dev (`best_validation_*`).
+    retries : `int`, optional (default = `1`)
+        How often a failed run is tried again before it is reported as failed.
+    keep_weights : `bool`, optional (default = `True`)
+        False deletes a finished GLUE run's weights (`*.th`, `model.tar.gz`) and keeps its
+        config, metrics and log: a large grid then fits on a small disk.
+    strategies : `List[str]`, optional (default = `["cross"]`)
+        How each task is fine-tuned: the names of registered `FineTuningStrategy`s, one file
+        each in `experiments/strategies/`. `cross`, the cross-encoder of `glue/<task>.jsonnet`;
+        `siamese_softmax` (pair tasks), `siamese_cosine_mse` (STS-B), `siamese_mnr` and
+        `siamese_cosine_embedding` (MRPC, QQP), Sentence-BERT models
+        (`common/siamese_of_glue.libsonnet`; a task a strategy does not apply to is skipped for
+        it); `multitask_shuffled`, `multitask_sequential`, `multitask_roundrobin`, one run over
+        all of `tasks` (`common/multitask.libsonnet` with the schedulers `tft_shuffled`,
+        `tft_sequential`, `homogeneous_roundrobin`), reported per task; `adapters_houlsby`,
+        `adapters_not_shared`, `adapters_three_shared`, the cross-encoder with Mohebbi &
+        Rajaee's bottleneck adapters on a frozen encoder (`common/adapters.libsonnet`, at their
+        lr 3e-4 whatever the recipe's); `smart`, the cross-encoder with SMART's adversarial
+        and proximal terms (`common/smart.libsonnet`). Every strategy runs for every base,
+        variant, seed and training size (a multitask run subsamples each task's training file
+        with the same size and seed) and with the same recipes: the tuned one is the base
+        cross-encoder's choice, applied unchanged. `glue_overrides`, recipes and sweep points
+        apply to every strategy; in a multitask run, keys under `dataset_reader.` and
+        `validation_dataset_reader.` apply to every task's reader, and `data_loader.batch_size`
+        (`validation_data_loader.batch_size`) is the scheduler's batch size.
+    strategy_overrides : `Dict[str, Dict[str, Any]]`, optional
+        Strategy -> overrides of its runs that win over `glue_overrides`, the recipe and the
+        strategy's own, e.g. `{"adapters_houlsby": {"trainer.num_epochs": 10}}`: bottleneck
+        adapters train a few hundred thousand parameters and need more steps than full
+        fine-tuning. A `cross` entry also reaches the sweep, whose runs are cross-encoders.
+    reuse_from : `List[str]`, optional (default = `[]`)
+        Output directories of other grids whose finished runs this grid takes instead of
+        running them again (`reuse.py`, from their tables of finished runs): the same run
+        directory, finished there with the config this grid would train (the same config
+        fingerprint, a path inside either grid read relative to it). Fine-tunings of an
+        injected encoder come only from a grid that fine-tuned the same encoder (the same
+        recorded fingerprint; without records, the same origin). The first grid that has a run
+        wins; a reused run gets that grid's row, naming it in `reused_from`, and is `"reused"`
+        in `attempts.jsonl`. Grids that
+        share runs (the claims grids: the same injections, the same MiniLM runs without
+        injection) so stay reproducible.
+    """
+
+    output_dir: str
+    base_models: Dict[str, str]
+    tasks: List[str]
+    glue_dir: str
+    custom_tasks: Dict[str, Dict[str, Any]] = field(default_factory=dict)
+    variants: List[str] = field(default_factory=lambda: ["none", "tft"])
+    base_variants: Dict[str, List[str]] = field(default_factory=dict)
+    reference_base: Optional[str] = None
+    custom_variants: Dict[str, Dict[str, Any]] = field(default_factory=dict)
+    train_sizes: List[Optional[int]] = field(default_factory=lambda: [None])
+    seeds: List[int] = field(default_factory=lambda: [1])
+    recipes: Dict[str, Dict[str, Any]] = field(default_factory=lambda: {"paper": {}})
+    sweep: Dict[str, List[Any]] = field(default_factory=dict)
+    sweep_seeds: Optional[List[int]] = None
+    run_fixed_recipes: bool = True
+    glue_overrides: Dict[str, Any] = field(default_factory=dict)
+    paraphrase_corpus: Optional[str] = None
+    injection_overrides: Dict[str, Any] = field(default_factory=dict)
+    injection_seed: int = 1
+    injection_seeds: Optional[List[int]] = None
+    metric_epoch: str = "last"
+    retries: int = 1
+    keep_weights: bool = True
+    strategies: List[str] = field(default_factory=lambda: [CROSS])
+    strategy_overrides: Dict[str, Dict[str, Any]] = field(default_factory=dict)
+    reuse_from: List[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._check_values()
+        for name, custom in self.custom_tasks.items():
+            define_custom_task(name, custom)
+        for task in self.tasks:
+            if task not in self.custom_tasks:
+                get_glue_task(task)
+        self._check_strategies()
+        self._check_variants()
+        self._check_grid()
+        self._check_recipes()
+
+    def _check_values(self) -> None:
+        """
+        The lists that span the grid: not empty, no value twice, each value one a run can
+        take (a training size is positive, a seed one that numpy takes).
+        """
+        if not self.tasks:
+            raise ConfigurationError("'tasks' is empty: name at least one task to fine-tune on.")
+        _check_distinct("tasks", self.tasks)
+        for size in self.train_sizes:
+            if size is not None and (not _is_integer(size) or size <= 0):
+                raise ConfigurationError(
+                    f"'train_sizes' must hold positive integers (or null, the whole training "
+                    f"file), not {json.dumps(size)}."
+                )
+        _check_distinct("train_sizes", self.train_sizes)
+        seeds = {
+            "seeds": self.seeds,
+            "sweep_seeds": self.sweep_seeds or [],
+            "injection_seeds": self.injection_seeds or [],
+            "injection_seed": [self.injection_seed],
+        }
+        for key, values in seeds.items():
+            for seed in values:
+                if not _is_integer(seed) or not 0 <= seed <= MAX_SEED:
+                    raise ConfigurationError(
+                        f"{key!r} must hold integers from 0 to {MAX_SEED} (seeds numpy takes), "
+                        f"not {json.dumps(seed)}."
+                    )
+        _check_distinct("seeds", self.seeds)
+        _check_distinct("sweep_seeds", self.sweep_seeds or [])
+        if self.sweep_seeds == []:
+            raise ConfigurationError("'sweep_seeds' is empty: leave it out to use the first seed.")
+        if not _is_integer(self.retries) or self.retries < 0:
+            raise ConfigurationError(
+                f"'retries' must be 0 or more, not {json.dumps(self.retries)}."
+            )
+        variant_lists = {"variants": self.variants}
+        variant_lists.update((f"base_variants.{b}", v) for b, v in self.base_variants.items())
+        for key, variants in variant_lists.items():
+            if not variants:
+                raise ConfigurationError(f"{key!r} is empty: name at least one variant ('none').")
+            _check_distinct(key, variants)
+
+    def _check_strategies(self) -> None:
+        known = FineTuningStrategy.list_available()
+        unknown = [strategy for strategy in self.strategies if strategy not in known]
+        if unknown or not self.strategies:
+            raise ConfigurationError(
+                f"Unknown strategies {unknown}; choose one or more of {sorted(known)}."
+            )
+        stray = sorted(set(self.strategy_overrides) - set(self.strategies))
+        if stray:
+            raise ConfigurationError(
+                f"strategy_overrides names strategies the grid does not run: {stray}."
+            )
+        _check_distinct("strategies", self.strategies)
+        unserved = [
+            task
+            for task in self.tasks
+            if not any(strategy_named(s).applies_to(task) for s in self.strategies)
+        ]
+        if unserved:
+            raise ConfigurationError(
+                f"No strategy of 'strategies' {self.strategies} applies to the tasks {unserved}: "
+                "they would have no run."
+            )
+        label_sets = {task_named(task).labels for task in self.tasks} - {()}
+        multitask = any(strategy_named(s).trains_all_tasks for s in self.strategies)
+        if multitask and self.custom_tasks:
+            raise ConfigurationError("custom_tasks do not run under the multitask strategies.")
+        if multitask and len(label_sets) > 1:
+            raise ConfigurationError(
+                "A multitask run shares one label namespace: its classification tasks need the "
+                f"same labels, not {sorted(label_sets)} (tasks {self.tasks})."
+            )
+
+    def _check_variants(self) -> None:
+        unknown_bases = sorted(set(self.base_variants) - set(self.base_models))
+        if unknown_bases:
+            raise ConfigurationError(f"base_variants names unknown bases {unknown_bases}.")
+        reference = self.reference_base
+        if reference is not None and (
+            reference not in self.base_models
+            or "none" not in self.base_variants.get(reference, self.variants)
+        ):
+            raise ConfigurationError(
+                f"reference_base {reference!r} must be one of base_models "
+                f"{sorted(self.base_models)} that runs the variant 'none'."
+            )
+        for name, custom in self.custom_variants.items():
+            _check_custom_variant(name, custom)
+        every = [v for variants in [self.variants, *self.base_variants.values()] for v in variants]
+        known = [*VARIANTS, *self.custom_variants]
+        unknown = [variant for variant in every if variant not in known]
+        if unknown:
+            raise ConfigurationError(f"Unknown variants {unknown}; choose from {known}.")
+        uncovered = [v for v in every if self._config_name(v) and not self._corpus(v)]
+        if uncovered:
+            raise ConfigurationError(f"Injection variants {uncovered} need 'paraphrase_corpus'.")
+
+    def _check_grid(self) -> None:
+        mine = os.path.abspath(self.output_dir)
+        if any(os.path.abspath(grid) == mine for grid in self.reuse_from):
+            raise ConfigurationError("reuse_from names this grid's own output_dir.")
+        if self.metric_epoch not in ("last", "best"):
+            raise ConfigurationError("metric_epoch is 'last' or 'best'.")
+        if not self.base_models or not self.seeds or not self.recipes or not self.train_sizes:
+            raise ConfigurationError(
+                "base_models, seeds, recipes and train_sizes must not be empty."
+            )
+        seeds = self.injection_seeds
+        if seeds is not None and (not seeds or len(set(seeds)) < len(seeds)):
+            raise ConfigurationError("injection_seeds must be distinct, and not empty.")
+
+    def _check_recipes(self) -> None:
+        if not self.run_fixed_recipes and not self.sweep:
+            raise ConfigurationError("run_fixed_recipes false needs a sweep (recipe 'tuned').")
+        if any(not isinstance(values, list) or not values for values in self.sweep.values()):
+            raise ConfigurationError("Every sweep key needs a non-empty list of values.")
+        clashes = set(self.recipes) & ({TUNED} | set(self.sweep_points()))
+        if clashes:
+            raise ConfigurationError(f"Recipe names {sorted(clashes)} are taken by the sweep.")
+
+    @classmethod
+    def from_file(cls, path: str, output_dir: Optional[str] = None) -> "ExperimentSpec":
+        """Reads a JSON or jsonnet spec; `output_dir` overrides the spec's."""
+        values = dataclass_settings(path, cls)  # unknown keys and wrong types: errors
+        if output_dir is not None:
+            values["output_dir"] = output_dir
+        try:
+            return cls(**values)
+        except TypeError as error:
+            raise ConfigurationError(f"{path}: {error}") from None
+        except ConfigurationError as error:
+            raise ConfigurationError(f"{path}: {error.message}") from None
+
+    def dumps(self) -> str:
+        """The spec as JSON, with the seeds that default to others' given."""
+        resolved = {"sweep_seeds": self._sweep_seeds(), "injection_seeds": self._injection_seeds()}
+        return json.dumps({**self.__dict__, **resolved}, indent=2)
+
+    def _sweep_seeds(self) -> List[int]:
+        return self.seeds[:1] if self.sweep_seeds is None else self.sweep_seeds
+
+    def _injection_seeds(self) -> List[int]:
+        return [self.injection_seed] if self.injection_seeds is None else self.injection_seeds
+
+    # Variants and their injections.
+
+    def _config_name(self, name: str) -> Optional[str]:
+        """The injection config of the variant `name` (also a custom one); None: "none"."""
+        if name in self.custom_variants:
+            return VARIANTS[self.custom_variants[name]["variant"]]
+        return VARIANTS.get(name)
+
+    def _corpus(self, name: str) -> Optional[str]:
+        """The aligned corpus the variant `name` is injected from."""
+        return self.custom_variants.get(name, {}).get("paraphrase_corpus", self.paraphrase_corpus)
+
+    def _variants(self, base: str) -> List[Variant]:
+        """The variants of `base`, then each injected one with the other injection seeds."""
+        names = self.base_variants.get(base, self.variants)
+        seeded = [
+            Variant(name, seed)
+            for seed in self._injection_seeds()[1:]
+            for name in names
+            if self._config_name(name) is not None
+        ]
+        return [Variant(name) for name in names] + seeded
+
+    def all_variants(self, base: str) -> List[str]:
+        """The labels of the variants of `base` (`tft`, `tft_iseed2`, ...), in grid order."""
+        return [variant.label for variant in self._variants(base)]
+
+    def _injection(self, base: str, variant: Variant) -> Optional[InjectionRun]:
+        """The injection of `variant` into `base`; None for "none", which is not injected."""
+        config_name = self._config_name(variant.name)
+        if config_name is None:
+            return None
+        custom = self.custom_variants.get(variant.name, {})
+        overrides = {**self.injection_overrides, **custom.get("injection_overrides", {})}
+        seed = variant.injection_seed
+        return InjectionRun(
+            base,
+            variant.label,
+            os.path.join(self.output_dir, "injection", base, variant.label),
+            self._injection_seeds()[0] if seed is None else seed,
+            os.path.join(CONFIGS_ROOT, "injection", f"{config_name}.jsonnet"),
+            self._corpus(variant.name),
+            json.dumps(overrides, sort_keys=True),
+            self.base_models[base],
+        )
+
+    def injection_runs(self) -> Iterator[InjectionRun]:
+        for base in self.base_models:
+            for variant in self._variants(base):
+                injection = self._injection(base, variant)
+                if injection is not None:
+                    yield injection
+
+    def injection_of(self, run: GlueRun) -> Optional[InjectionRun]:
+        """The injection whose encoder `run` fine-tunes (None for the base model itself)."""
+        return run.injection
+
+    # Recipes and the sweep.
+
+    def sweep_points(self) -> Dict[str, Dict[str, Any]]:
+        """The sweep's combinations by name, e.g. `lr0.0001_epochs2`."""
+        keys = list(self.sweep)
+        points = [dict(zip(keys, values)) for values in itertools.product(*self.sweep.values())]
+        return {sweep_point_name(point): point for point in points} if keys else {}
+
+    def candidates(self) -> Dict[str, Dict[str, Any]]:
+        """Every recipe a run can use: the fixed ones, then the sweep's points."""
+        return {**self.recipes, **self.sweep_points()}
+
+    def sweep_runs(self) -> Iterator[GlueRun]:
+        """The base models without injection under every candidate recipe (none without a sweep)."""
+        if not self.sweep:
+            return
+        grid = itertools.product(
+            self._sweep_seeds(), self.tasks, self.train_sizes, self.base_models, self.candidates()
+        )
+        for seed, task, size, base, candidate in grid:
+            yield self._run(base, Variant("none"), candidate, candidate, task, size, seed, CROSS)
+
+    def tuned_keys(self) -> List[TunedKey]:
+        """The (base, task, train_size) that each get a tuned recipe from the sweep."""
+        if not self.sweep:
+            return []
+        return list(itertools.product(self.base_models, self.tasks, self.train_sizes))
+
+    def sweep_runs_of(self, key: TunedKey) -> List[GlueRun]:
+        """The sweep runs that choose the tuned recipe of (base, task, train_size)."""
+        return [run for run in self.sweep_runs() if (run.base, run.task, run.train_size) == key]
+
+    # The reported grid.
+
+    def glue_runs(self, choices: Optional[Mapping[TunedKey, str]] = None) -> Iterator[GlueRun]:
+        """
+        Every reported run, seed by seed so that a partial grid is balanced: the tuned recipe
+        first, for the (base, task, train_size) whose candidate `choices` gives, then the fixed
+        recipes; each strategy that applies to the task. A multitask run is listed once per
+        task, with the candidate chosen for that task: where the tasks' choices differ, each
+        candidate is a run of its own (reported for the tasks that chose it).
+        """
+        choices = choices or {}
+        fixed = list(self.recipes) if self.run_fixed_recipes else []
+        recipes = ([TUNED] if self.sweep else []) + fixed
+        grid = itertools.product(
+            recipes, self.seeds, self.tasks, self.train_sizes, self.base_models
+        )
+        for recipe, seed, task, size, base in grid:
+            candidate = choices.get((base, task, size)) if recipe == TUNED else recipe
+            if candidate is None:
+                continue
+            for variant, name in itertools.product(self._variants(base), self.strategies):
+                if strategy_named(name).applies_to(task):
+                    yield self._run(base, variant, recipe, candidate, task, size, seed, name)
+
+    def _run(
+        self,
+        base: str,
+        variant: Variant,
+        recipe: str,
+        candidate: str,
+        task: str,
+        size: Optional[int],
+        seed: int,
+        strategy_name: str,
+    ) -> GlueRun:
+        """
+        Directories: `glue/<base>/<variant>/<candidate>/<task>/n<size>/seed<k>` for `cross`
+        (as before strategies existed); other strategies add a level after the candidate,
+        `.../<candidate>/<strategy>/<task>/...`, where a multitask run's task is its tasks
+        joined by "+" (`sst2+mrpc+stsb`). A generated config goes to
+        `configs/<strategy>_<task>.jsonnet`.
+        """
+        strategy = strategy_named(strategy_name)
+        tasks = tuple(self.tasks) if strategy.trains_all_tasks else (task,)
+        name = "+".join(tasks)
+        level = [strategy_name] if strategy.own_directory_level else []
+        size_level, seed_level = f"n{size_name(size)}", f"seed{seed}"
+        directory = os.path.join(
+            self.output_dir,
+            "glue",
+            base,
+            variant.label,
+            candidate,
+            *level,
+            name,
+            size_level,
+            seed_level,
+        )
+        config = os.path.join(CONFIGS_ROOT, "glue", f"{task}.jsonnet")
+        call, config_text = strategy.config(tasks), None
+        custom = self.custom_tasks.get(task)
+        if custom is not None:
+            # The task's own config: the recipe of common/task.libsonnet on its description.
+            own = JsonnetCall("task", keywords={**custom, "task": {"name": task, **custom["task"]}})
+            call = own if call is None else call.replacing(glue_config(task), own)
+        if call is not None:
+            config = os.path.join(self.output_dir, "configs", f"{strategy_name}_{name}.jsonnet")
+            subject = f"strategy {strategy_name}" + (
+                "" if strategy.trains_all_tasks else f" on {task}"
+            )
+            config_text = call.text(f"Generated by `allennlp tft-experiment`: {subject}.")
+        injection = self._injection(base, variant)
+        model = self.base_models[base] if injection is None else injection.encoder
+        overrides = self._overrides(strategy_name, candidate, size, seed, tasks)
+        return GlueRun(
+            base,
+            variant.label,
+            recipe,
+            candidate,
+            task,
+            size,
+            seed,
+            directory,
+            strategy_name,
+            tasks,
+            config,
+            config_text,
+            strategy.trains_all_tasks,
+            injection,
+            model,
+            self.glue_dir,
+            json.dumps(overrides),
+        )
+
+    def _overrides(
+        self,
+        strategy_name: str,
+        candidate: str,
+        size: Optional[int],
+        seed: int,
+        tasks: Tuple[str, ...],
+    ) -> Dict[str, Any]:
+        """
+        A fine-tuning's overrides, each winning over those before it: its subsample, the
+        grid's `glue_overrides`, the recipe's, the strategy's own and the grid's for the
+        strategy (`strategy_overrides`); as overrides of the strategy's config, and the seeds.
+        """
+        strategy = strategy_named(strategy_name)
+        overrides: Dict[str, Any] = {"dataset_reader.seed": seed, "dataset_reader.train_size": size}
+        overrides.update(self.glue_overrides)
+        overrides.update(self.candidates()[candidate])
+        overrides.update(strategy.overrides())
+        overrides.update(self.strategy_overrides.get(strategy_name, {}))
+        return {**seed_overrides(seed), **strategy.run_overrides(overrides, tasks)}
+
+
+def _is_integer(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_distinct(key: str, values: Sequence[Any]) -> None:
+    """A value given twice would name the same runs twice."""
+    for index, value in enumerate(values):
+        if value in values[:index]:
+            raise ConfigurationError(f"{key!r} gives {json.dumps(value)} twice.")
+
+
+def _check_custom_variant(name: str, custom: Dict[str, Any]) -> None:
+    extra = sorted(set(custom) - {"variant", "paraphrase_corpus", "injection_overrides"})
+    if name in VARIANTS or SEEDED in name or extra or not VARIANTS.get(custom.get("variant", "")):
+        raise ConfigurationError(
+            f"custom_variants[{name!r}]: a new name (no {SEEDED!r}), an injected "
+            f"'variant' of {[v for v in VARIANTS if VARIANTS[v]]}, and optionally "
+            f"'paraphrase_corpus' and 'injection_overrides' (unknown keys: {extra})."
+        )
