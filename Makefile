@@ -78,6 +78,7 @@ demo: setup
 # The two wheels, into dist/: the plugin (tft_allennlp) and the experiment harness (tft_experiments).
 wheels: setup
 	$(BIN)/pip wheel --quiet --no-deps --no-build-isolation --wheel-dir dist . ./harness
+	rm -rf build harness/build
 	@ls dist/*.whl
 
 # Rebuild this Python's lock from the pins in requirements.txt (needs the registries).
