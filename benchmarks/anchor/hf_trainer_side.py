@@ -38,10 +38,14 @@ def hf_trainer(args) -> dict:
         DataCollatorWithPadding,
         Trainer,
         TrainingArguments,
+        set_seed,
     )
 
     regression = args.task == "stsb"
     model_name = args.model or default_model()
+    # The classifier head is initialised when the model loads, before the Trainer seeds: seed
+    # first, so that the seed fixes the run as it does the plugin's.
+    set_seed(args.seed)
     tokenizer = AutoTokenizer.from_pretrained(model_name)
     model = AutoModelForSequenceClassification.from_pretrained(
         model_name, num_labels=1 if regression else 2
