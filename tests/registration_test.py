@@ -188,7 +188,6 @@ def test_config_defaults_reach_jsonnet_without_touching_the_environment():
             "TFT_MODEL",
             "GLUE_DIR",
             "TFT_PARAPHRASE_CORPUS",
-            "TFT_EXPERIMENT_DIR",
             "TFT_CUDA_DEVICES",
             "TFT_NUM_NODES",
             "TFT_PRIMARY_ADDRESS",

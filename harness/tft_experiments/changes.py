@@ -33,7 +33,6 @@ from tft_experiments.reuse import NOT_TAKEN
 from tft_experiments.runs import Run, grid_of
 from tft_experiments.spec import ExperimentSpec
 from tft_experiments.table import forget_runs
-from tft_experiments.tasks import define_custom_task
 
 logger = logging.getLogger(__name__)
 
@@ -85,25 +84,16 @@ def spec_change(spec: ExperimentSpec) -> Optional[SpecChange]:
             f"{error.message}; it says what this output_dir's runs trained: give another "
             f"output_dir, or delete {recorded} to report its runs as this spec's"
         ) from None
-    try:
-        trained = _trained_under([ran, *reversed(_history(spec))])
-        changed = [
-            run
-            for directory, run in _runs(spec).items()
-            if directory in trained and trained[directory][1] != run.fingerprint and _finished(run)
-        ]
-        keys = _differing_keys(ran, spec)
-        if not keys and not changed:
-            return None
-        key = (
-            None
-            if not changed
-            else _changing_key(trained[changed[0].directory][0], spec, changed[0])
-        )
-    finally:
-        # Expanding other specs defined their custom tasks: this spec's are the ones in use.
-        for name, custom in spec.custom_tasks.items():
-            define_custom_task(name, custom)
+    trained = _trained_under([ran, *reversed(_history(spec))])
+    changed = [
+        run
+        for directory, run in _runs(spec).items()
+        if directory in trained and trained[directory][1] != run.fingerprint and _finished(run)
+    ]
+    keys = _differing_keys(ran, spec)
+    if not keys and not changed:
+        return None
+    key = None if not changed else _changing_key(trained[changed[0].directory][0], spec, changed[0])
     return SpecChange(recorded, keys, changed, key)
 
 

@@ -16,8 +16,9 @@ from typing import Any, Dict, List, Optional
 import torch
 from safetensors.torch import load_file
 
+from tft_experiments.expansion import TunedKey
 from tft_experiments.runs import GlueRun, InjectionRun, Run, grid_of
-from tft_experiments.spec import ExperimentSpec, TunedKey, selection_metric
+from tft_experiments.spec import ExperimentSpec
 from tft_experiments.table import finished_row, read_metrics_file  # noqa: F401  (re-exported)
 
 logger = logging.getLogger(__name__)
@@ -94,7 +95,7 @@ def tuned_choice(spec: ExperimentSpec, key: TunedKey) -> Optional[str]:
         metrics = read_metrics(run, spec.metric_epoch)
         if metrics is None:
             return None
-        scores.setdefault(run.candidate, []).append(metrics[selection_metric(run.task)])
+        scores.setdefault(run.candidate, []).append(metrics[spec.selection_metric(run.task)])
     means = {candidate: statistics.mean(values) for candidate, values in scores.items()}
     # A correlation is NaN when a run predicts a constant: such a recipe ranks last.
     return max(

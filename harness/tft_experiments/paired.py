@@ -26,8 +26,9 @@ from typing import (
 
 from scipy import stats
 
-from tft_experiments.report import METRIC_NAMES, _with_strategy
-from tft_experiments.tasks import task_named
+from tft_allennlp.common.glue_tasks import GLUE_TASKS
+from tft_allennlp.common.sentence_tasks import SentenceTask
+from tft_experiments.report import _with_strategy
 from tft_experiments.variants import SEEDED, VARIANTS, split_variant
 
 # The coordinates of a run besides the compared factor and the seed.
@@ -163,13 +164,15 @@ def paired_comparisons(
     reference: Reference,
     confidence: float = 0.95,
     reference_base: Optional[str] = None,
+    tasks: Mapping[str, SentenceTask] = GLUE_TASKS,
 ) -> Iterator[Tuple[Dict[str, Any], str, PairedDifference]]:
     """
     Every level of `factor` ("variant" or "strategy") against its reference level at equal
     other coordinates, for each GLUE metric of the task, in percentage points: yields (the
     treated row's coordinates, metric, difference). With `reference_base`, the reference is
     that base's run at the reference level, for the runs of every base (a small model with
-    injection against a larger one without).
+    injection against a larger one without). `tasks`: the grid's tasks by name (its custom ones
+    too, `ExperimentSpec.task_table`).
     """
     reference_of = reference if callable(reference) else lambda level: reference
     scores: Dict[Tuple, Dict[Any, Dict[str, float]]] = {}
@@ -191,7 +194,7 @@ def paired_comparisons(
         if control is None:
             continue
         coordinates = dict(zip(COORDINATES, key))
-        for metric in task_named(coordinates["task"]).metrics:
+        for metric in tasks[coordinates["task"]].metrics:
             difference = paired_difference(
                 {seed: 100 * row[metric] for seed, row in by_seed.items() if metric in row},
                 {seed: 100 * row[metric] for seed, row in control.items() if metric in row},
@@ -220,18 +223,21 @@ def paired_table(
     level: float = 0.05,
     title: Optional[str] = None,
     reference_base: Optional[str] = None,
+    tasks: Mapping[str, SentenceTask] = GLUE_TASKS,
 ) -> str:
     """
     Markdown: a row per base, recipe, training size and compared setting, a column per task
     metric; cells are the paired differences against `reference` (`format_difference`), of
     the same base or of `reference_base` (`paired_comparisons`).
     """
-    comparisons = list(paired_comparisons(rows, factor, reference, 1 - level, reference_base))
+    comparisons = list(
+        paired_comparisons(rows, factor, reference, 1 - level, reference_base, tasks)
+    )
     if not comparisons:
         return ""
     seeds = len({row["seed"] for row in rows})
-    tasks = sorted({row["task"] for row in rows})
-    columns = [(task, metric) for task in tasks for metric in task_named(task).metrics]
+    names = sorted({row["task"] for row in rows})
+    columns = [(name, metric) for name in names for metric in tasks[name].metrics]
     other = "strategy" if factor == "variant" else "variant"
     cells: Dict[Tuple, Dict[Tuple[str, str], str]] = {}
     for coordinates, metric, difference in comparisons:
@@ -241,7 +247,9 @@ def paired_table(
         )
     header = (
         f"| base | recipe | train size | {other} | {factor} | "
-        + " | ".join(f"{task.upper()} {METRIC_NAMES[metric]}" for task, metric in columns)
+        + " | ".join(
+            f"{name.upper()} {tasks[name].metric_name(metric)}" for name, metric in columns
+        )
         + " |"
     )
     described = f"`{reference}`" if isinstance(reference, str) else "its reference"
@@ -308,6 +316,7 @@ def write_paired_csv(
     rows: List[Dict[str, Any]],
     comparisons: List[Tuple[str, Reference, Optional[str]]],
     path: str,
+    tasks: Mapping[str, SentenceTask] = GLUE_TASKS,
 ) -> None:
     """
     Every paired comparison of `comparisons` ((factor, reference, reference base or None)),
@@ -322,7 +331,9 @@ def write_paired_csv(
         )
         for factor, reference, reference_base in comparisons:
             reference_of = reference if callable(reference) else lambda level: reference
-            differences = paired_comparisons(rows, factor, reference, reference_base=reference_base)
+            differences = paired_comparisons(
+                rows, factor, reference, reference_base=reference_base, tasks=tasks
+            )
             for coordinates, metric, d in differences:
                 writer.writerow(
                     [coordinates[name] for name in COORDINATES]

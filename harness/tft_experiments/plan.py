@@ -9,10 +9,11 @@ finished runs.
 
 from typing import Dict, List, Optional, Set, Tuple, Union
 
+from tft_experiments.expansion import TunedKey
 from tft_experiments.outcomes import is_finished, read_fingerprint, tuned_choice
 from tft_experiments.reuse import may_be_taken
 from tft_experiments.runs import InjectionRun, Run, size_name
-from tft_experiments.spec import ExperimentSpec, TunedKey
+from tft_experiments.spec import ExperimentSpec
 
 
 class TunedPlaceholder:

@@ -8,17 +8,11 @@ training size.
 import csv
 import os
 import statistics
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
-from tft_experiments.tasks import task_named
+from tft_allennlp.common.glue_tasks import GLUE_TASKS
+from tft_allennlp.common.sentence_tasks import SentenceTask
 
-METRIC_NAMES = {
-    "accuracy": "Acc",
-    "f1": "F1",
-    "pearson": "Pearson",
-    "spearman": "Spearman",
-    "mcc": "MCC",
-}
 KEYS = ("base", "variant", "strategy", "recipe", "task", "train_size")
 CROSS = "cross"
 # A run's trained parameters (`tft_parameter_counts`), reported where a run wrote them.
@@ -30,14 +24,19 @@ def _with_strategy(rows: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
     return [{"strategy": CROSS, **row} for row in rows]
 
 
-def write_csv(rows: List[Dict[str, Any]], path: str) -> None:
-    """Tidy: one line per run and metric; `strategy` is the last column."""
+def write_csv(
+    rows: List[Dict[str, Any]], path: str, tasks: Mapping[str, SentenceTask] = GLUE_TASKS
+) -> None:
+    """
+    Tidy: one line per run and metric; `strategy` is the last column. `tasks`: the grid's tasks
+    by name (its custom ones too, `ExperimentSpec.task_table`), as for every report here.
+    """
     keys = [key for key in KEYS if key != "strategy"]
     with open(path, "w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow([*keys, "candidate", "seed", "metric", "value", "directory", "strategy"])
         for row in _with_strategy(rows):
-            for metric in task_named(row["task"]).metrics + ("combined_score", TRAINABLE):
+            for metric in tasks[row["task"]].metrics + ("combined_score", TRAINABLE):
                 if metric in row:
                     coordinates = [*(row[key] for key in keys), row["candidate"], row["seed"]]
                     writer.writerow(
@@ -45,12 +44,14 @@ def write_csv(rows: List[Dict[str, Any]], path: str) -> None:
                     )
 
 
-def summarize(rows: List[Dict[str, Any]]) -> Dict[Tuple, Dict[str, List[float]]]:
+def summarize(
+    rows: List[Dict[str, Any]], tasks: Mapping[str, SentenceTask] = GLUE_TASKS
+) -> Dict[Tuple, Dict[str, List[float]]]:
     """(base, variant, strategy, recipe, task, train_size) -> metric -> values over seeds (%)."""
     groups: Dict[Tuple, Dict[str, List[float]]] = {}
     for row in _with_strategy(rows):
         values = groups.setdefault(tuple(row[key] for key in KEYS), {})
-        for metric in task_named(row["task"]).metrics:
+        for metric in tasks[row["task"]].metrics:
             values.setdefault(metric, []).append(100 * row[metric])
     return groups
 
@@ -63,7 +64,9 @@ def _size_order(size: str) -> float:
     return float("inf") if size == "all" else float(size)
 
 
-def markdown_table(rows: List[Dict[str, Any]]) -> str:
+def markdown_table(
+    rows: List[Dict[str, Any]], tasks: Mapping[str, SentenceTask] = GLUE_TASKS
+) -> str:
     """
     One table per base model and recipe: a row per training size, strategy and variant (the
     strategy column only where a strategy other than `cross` ran), a column per task metric;
@@ -71,12 +74,12 @@ def markdown_table(rows: List[Dict[str, Any]]) -> str:
     strategy. Every strategy ran on the same seeds and subsamples, so rows compare directly.
     """
     rows = _with_strategy(rows)
-    groups = summarize(rows)
+    groups = summarize(rows, tasks)
     strategies = list(dict.fromkeys(row["strategy"] for row in rows))
     with_strategy = strategies != [CROSS]
     seeds = sorted({row["seed"] for row in rows})
-    tasks = sorted({row["task"] for row in rows})
-    columns = [(task, metric) for task in tasks for metric in task_named(task).metrics]
+    names = sorted({row["task"] for row in rows})
+    columns = [(name, metric) for name in names for metric in tasks[name].metrics]
     variants = list(dict.fromkeys(row["variant"] for row in rows))
     lines_of = [(strategy, variant) for strategy in strategies for variant in variants]
     sizes = sorted({row["train_size"] for row in rows}, key=_size_order)
@@ -92,7 +95,9 @@ def markdown_table(rows: List[Dict[str, Any]]) -> str:
                 "| train size | "
                 + ("strategy | " if with_strategy else "")
                 + "variant | "
-                + " | ".join(f"{task.upper()} {METRIC_NAMES[metric]}" for task, metric in columns)
+                + " | ".join(
+                    f"{name.upper()} {tasks[name].metric_name(metric)}" for name, metric in columns
+                )
                 + (" | trained parameters" if trainable else "")
                 + " |"
             )
@@ -113,7 +118,7 @@ def markdown_table(rows: List[Dict[str, Any]]) -> str:
                     # Bold needs a comparison: a lone finished variant is not "best".
                     best[column] = max(means) if len(means) > 1 else None
                 for strategy, variant in lines_of:
-                    ran = any((base, variant, strategy, recipe, t, size) in groups for t in tasks)
+                    ran = any((base, variant, strategy, recipe, t, size) in groups for t in names)
                     if with_strategy and not ran:
                         continue  # e.g. a Siamese strategy where only single-sentence tasks ran
                     cells = []
@@ -164,7 +169,11 @@ def markdown_table(rows: List[Dict[str, Any]]) -> str:
     return "\n\n".join(sections) + "\n"
 
 
-def sweep_table(rows: List[Dict[str, Any]], selection: Dict[str, str]) -> str:
+def sweep_table(
+    rows: List[Dict[str, Any]],
+    selection: Dict[str, str],
+    tasks: Mapping[str, SentenceTask] = GLUE_TASKS,
+) -> str:
     """
     The recipe sweep: a row per candidate recipe, a column per base, task and training size;
     cells are the mean dev score that picks the tuned recipe (`selection`: task -> metric), the
@@ -179,7 +188,7 @@ def sweep_table(rows: List[Dict[str, Any]], selection: Dict[str, str]) -> str:
     header = (
         "| recipe | "
         + " | ".join(
-            f"{base} {task.upper()} n={size} {METRIC_NAMES.get(selection[task], 'combined')}"
+            f"{base} {task.upper()} n={size} {tasks[task].metric_name(selection[task])}"
             for base, task, size in columns
         )
         + " |"
@@ -218,7 +227,9 @@ def sweep_table(rows: List[Dict[str, Any]], selection: Dict[str, str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def plot(rows: List[Dict[str, Any]], path: str) -> None:
+def plot(
+    rows: List[Dict[str, Any]], path: str, tasks: Mapping[str, SentenceTask] = GLUE_TASKS
+) -> None:
     """
     Score per training size, one panel per task (its first GLUE metric), one series per base
     and variant with the standard deviation over seeds as error bars; one row of panels per
@@ -232,9 +243,9 @@ def plot(rows: List[Dict[str, Any]], path: str) -> None:
     import matplotlib.pyplot as plt
 
     rows = _with_strategy(rows)
-    groups = summarize(rows)
+    groups = summarize(rows, tasks)
     seeds = {row["seed"] for row in rows}
-    tasks = sorted({row["task"] for row in rows})
+    names = sorted({row["task"] for row in rows})
     sizes = sorted({row["train_size"] for row in rows}, key=_size_order)
     recipes = list(dict.fromkeys(row["recipe"] for row in rows))
     strategies = list(dict.fromkeys(row["strategy"] for row in rows))
@@ -242,13 +253,13 @@ def plot(rows: List[Dict[str, Any]], path: str) -> None:
     width = max(4.5, 1.0 + 0.7 * len(strategies) * len(sizes)) if several_strategies else 4.5
     height = 4.2 if several_strategies else 3.6
     figure, axes = plt.subplots(
-        len(recipes), len(tasks), figsize=(width * len(tasks), height * len(recipes)), squeeze=False
+        len(recipes), len(names), figsize=(width * len(names), height * len(recipes)), squeeze=False
     )
     series = list(dict.fromkeys((row["base"], row["variant"]) for row in rows))
     several_bases = len({base for base, _ in series}) > 1
     for r, recipe in enumerate(recipes):
-        for t, task in enumerate(tasks):
-            axis, metric = axes[r][t], task_named(task).metrics[0]
+        for t, task in enumerate(names):
+            axis, metric = axes[r][t], tasks[task].metrics[0]
             if task in ("mrpc", "qqp"):
                 metric = "f1"
             ran = {key[2] for key in groups if key[3:5] == (recipe, task)}
@@ -298,7 +309,7 @@ def plot(rows: List[Dict[str, Any]], path: str) -> None:
                 axis.set_xticks(range(len(slots)), sizes)
                 axis.set_xlabel("training examples")
             axis.set_xlim(-0.5, len(slots) - 0.5)
-            axis.set_ylabel(f"dev {METRIC_NAMES[metric]} (%)")
+            axis.set_ylabel(f"dev {tasks[task].metric_name(metric)} (%)")
             candidates = sorted(
                 {row["candidate"] for row in rows if (row["recipe"], row["task"]) == (recipe, task)}
             )

@@ -1,20 +1,11 @@
 """
-Runs an experiment grid resumably, in parallel and across machines.
+Runs an experiment grid resumably, in parallel and across machines: the scheduling loop.
 
-Every injection and every GLUE fine-tuning is an ordinary `allennlp train` of the project's configs
-(with overrides, never copies) in a child process, with its config, metrics and log in its own
-directory. A strategy other than the cross-encoder trains a one-call jsonnet generated under
-`OUTPUT_DIR/configs/` that calls a function of the project's `training_configs/common/` (see
-`strategies/`); a multitask run reported for several tasks runs once. A run that finishes appends
-its row to the grid's table of finished runs (`runs.jsonl`, `table.py`: its config fingerprint,
-metrics, times, parameter counts, an injection's encoder fingerprint). A run with a row is finished
-and skipped, its directory on disk or not (a fresh machine, with the grid's files from git); an
-unfinished one is run again, up to `retries` more times, and then reported as failed. An attempt
-that was killed (a crash, or the machine or the harness going away) resumes from the last checkpoint
-its directory holds when that run's config is this one (`resumable`: `allennlp train --recover`,
-which the project's configs make end as an uninterrupted run would, bit for bit); anything else, and
-an attempt after a resumption that failed, starts from scratch. A resumption that SIGKILL ended (an
-out-of-memory killer) did not fail by itself: the attempt after it resumes again.
+Each run is attempted in a job slot (`attempts.py`: reused from another grid, or trained, and
+retried), which appends its row to the grid's table of finished runs (`table.py`) when it
+finishes. A run with a row is finished and skipped, its directory on disk or not (a fresh
+machine, with the grid's files from git); an unfinished one is run again, up to `retries` more
+times, and then reported as failed. A multitask run reported for several tasks runs once.
 
 Order and dependencies (`plan.py`): injections, then the recipe sweep on the base models, then
 the reported grid seed by seed. A fine-tuning of an injected encoder waits for its injection; a
@@ -22,13 +13,9 @@ run of the tuned recipe waits for the sweep that chooses it. An injection is run
 fine-tuning of its encoder is left to train: on a machine without the encoders (they are not kept
 in git), a grid whose fine-tunings have all finished trains nothing again, nor does one whose
 unfinished fine-tunings another grid of `reuse_from` finished with the encoder it recorded (it
-takes the injection's record from there first, `reuse.take_injection_record`). An injection
-records the fingerprint of the encoder it exported (its row's `encoder_sha256`, which stays while
-it runs again); one run again must export that very encoder when a finished fine-tuning of the
-grid used it, or it fails (and its new encoder is deleted, its row kept) rather than let the grid
-fine-tune two different encoders under one name; nor is it taken from another grid that recorded
-another encoder. A record that no finished fine-tuning used (taken alone from
-another grid) gives way to the new encoder: a rebuild on another CPU exports other weights.
+takes the injection's record from there first, `reuse.take_injection_record`). An injection run
+again must export the encoder it recorded (`attempts.py`), nor is it taken from another grid that
+recorded another encoder.
 
 Parallel and distributed execution:
 
@@ -51,10 +38,7 @@ A run that another grid of the spec's `reuse_from` finished with the same config
 there instead (`reuse.py`); one that a process is training there now is waited for (or, without
 `wait`, left), not trained twice.
 
-Every attempt is appended to `attempts.jsonl` in the output directory (directory, host, pid,
-start and end times, outcome: "done", "failed", "reused" or "stopped"; or "lost", an attempt
-whose process died holding the run, which the process that takes the run over records, from
-the claim to the run's last output; and the kind of CPU it ran on, None for a lost one).
+Every attempt is logged in `attempts.jsonl` (`attempt_log.py`).
 
 A SIGTERM or Ctrl-C (to this process, or to a run) stops the grid: each run in training saves a
 checkpoint at its batch and stops (`training.RunStopped`), nothing is retried or started, and
@@ -63,53 +47,25 @@ the next invocation resumes those runs.
 
 import concurrent.futures
 import enum
-import glob
-import json
 import logging
 import os
-import shutil
-import socket
 import threading
 import time
 import zlib
-from typing import Any, Dict, List, Optional, Set, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
-from tft_allennlp.archives.encoder_export import export_encoder
-from tft_allennlp.common.transformer_source import ARCHIVED_TRANSFORMERS
-from tft_experiments.locks import RunLock, failed_since, mark_failed, unmark_failed
-from tft_experiments.outcomes import (
-    encoder_fingerprint,
-    is_finished,
-    read_fingerprint,
-    tuned_choices,
-)
+from tft_experiments.attempt_log import record_lost
+from tft_experiments.attempts import RunAttempts
+from tft_experiments.locks import RunLock, failed_since, mark_failed
+from tft_experiments.outcomes import is_finished
 from tft_experiments.plan import Planned, Step, TunedPlaceholder, grid_plan
-from tft_experiments.reuse import (
-    in_grid,
-    mark_not_taken,
-    rendered_config,
-    reuse_run,
-    take_injection_record,
-)
-from tft_experiments.runs import GlueRun, InjectionRun, Run, Training, grid_of
+from tft_experiments.reuse import in_grid
+from tft_experiments.runs import InjectionRun, Run
 from tft_experiments.spec import ExperimentSpec
-from tft_experiments.table import (
-    adopt_finished_runs,
-    append_row,
-    row_from_directory,
-    table_path,
-)
-from tft_experiments.training import (
-    LOG,
-    RunStopped,
-    allennlp_train,
-    resumable,
-    stop_running,
-)
+from tft_experiments.table import adopt_finished_runs
+from tft_experiments.training import LOG, stop_running
 
 logger = logging.getLogger(__name__)
-
-ATTEMPTS = "attempts.jsonl"
 
 
 class Status(enum.StrEnum):
@@ -175,13 +131,12 @@ class ExperimentRunner:
         self.poll_seconds = poll_seconds
         self.injections = injections
         self.statuses: Dict[str, Status] = {}
-        self._cpus = len(os.sched_getaffinity(0))
-        self._gpus = _visible_gpus()
         # Each running attempt: its run, its job slot and its lock.
         self._running: Dict[concurrent.futures.Future, Tuple[Run, int, RunLock]] = {}
         # The injections that the last plan found needed by no fine-tuning left to train.
         self._unneeded: Set[str] = set()
         self._stopping = threading.Event()
+        self._attempts = RunAttempts(spec, jobs, shard, self._stopping)
         self._started = 0.0
 
     def owns(self, run: Planned) -> bool:
@@ -315,9 +270,9 @@ class ExperimentRunner:
         if not lock.acquire():
             return False
         if lock.taken_over is not None:
-            self._record_lost(run, lock.taken_over)
+            record_lost(self.spec.output_dir, run, lock.taken_over)
         slot = self._free_slots()[0]
-        self._running[pool.submit(self._attempt, run, slot)] = (run, slot, lock)
+        self._running[pool.submit(self._attempts.attempt, run, slot)] = (run, slot, lock)
         return True
 
     def _collect_finished(self) -> None:
@@ -385,253 +340,3 @@ class ExperimentRunner:
             "Failed: %s (%s%s)", run.directory, reason, f"; log: {logs[0]}" if logs else ""
         )
         mark_failed(run.directory, reason, logs[0] if logs else None)
-
-    def _attempt(self, run: Run, slot: int) -> Optional[bool]:
-        """
-        Runs `run` in job slot `slot` (retrying) or takes it from another grid; True: done;
-        None: to be planned again (an injection whose record alone was taken, a fine-tuning
-        planned to be taken that was not: it waits for its injection).
-        """
-        unmark_failed(run.directory)
-        training = self._training(run, slot)
-        # The encoder the grid's finished fine-tunings of this injection used, if it says.
-        recorded = read_fingerprint(run) if isinstance(run, InjectionRun) else None
-        started = time.time()
-        config = rendered_config(*training)
-        if reuse_run(self.spec, run, config, recorded):
-            self._record(run, started, "reused")
-            return True
-        if isinstance(run, InjectionRun):
-            if recorded is None and take_injection_record(self.spec, run, config) is not None:
-                self._record(run, started, "reused")
-                return None
-        elif not self._injection_built(run):
-            logger.info(
-                "%s: not taken from another grid; it waits for its injection", run.directory
-            )
-            mark_not_taken(run)
-            return None
-        resume_failed = False
-        for attempt in range(1 + self.spec.retries):
-            if self._stopping.is_set():
-                return False
-            if attempt:
-                logger.warning("Retrying %s (attempt %d)", run.directory, attempt + 1)
-            resume = not resume_failed and resumable(run.directory, training)
-            outcome = self._try(run, training, resume, recorded)
-            resume_failed = resume and outcome not in ("done", "killed")
-            if outcome not in ("failed", "killed"):
-                return outcome == "done"
-        return False
-
-    def _injection_built(self, run: Run) -> bool:
-        """Whether the injected encoder that `run` fine-tunes, if any, is on disk."""
-        injection = self.spec.injection_of(run) if isinstance(run, GlueRun) else None
-        return injection is None or is_finished(injection)
-
-    def _try(self, run: Run, training: Training, resume: bool, recorded: Optional[str]) -> str:
-        """
-        One attempt: "done"; "failed"; "killed" (by SIGKILL, recorded as failed); or "final"
-        for an injection that exported another encoder than the one it `recorded` (another
-        attempt would not make that one).
-        """
-        started = time.time()
-        if resume:
-            logger.info("Resuming %s from its last checkpoint", run.directory)
-        else:
-            logger.info("Starting %s", run.directory)
-        try:
-            outcome = self._execute(run, training, resume)
-        except RunStopped:
-            self._record(run, started, "stopped")
-            raise
-        succeeded = outcome == "done"
-        exported = None
-        if succeeded and isinstance(run, InjectionRun):
-            exported = self._same_encoder(run, recorded)
-        other_encoder = succeeded and isinstance(run, InjectionRun) and exported is None
-        succeeded = succeeded and not other_encoder
-        ended = time.time()
-        self._record(run, started, "done" if succeeded else "failed")
-        if other_encoder:
-            return "final"
-        if succeeded:
-            if isinstance(run, GlueRun) and not self.spec.keep_weights:
-                _delete_weights(run.directory)
-            self._add_row(run, started, ended, exported)
-            logger.info("Finished %s in %.0f s", run.directory, ended - started)
-        return "done" if succeeded else outcome
-
-    def _add_row(self, run: Run, started: float, ended: float, exported: Optional[str]) -> None:
-        """Appends the row of `run`, just finished here, to the grid's table."""
-        grid, relative = grid_of(run)
-        row = row_from_directory(
-            grid,
-            relative,
-            encoder_sha256=exported,
-            started=round(started, 1),
-            ended=round(ended, 1),
-        )
-        if row is None:  # metrics.json gone since allennlp wrote it
-            raise FileNotFoundError(f"{run.directory}: finished without its metrics.json")
-        append_row(grid, row)
-
-    def _training(self, run: Run, slot: int) -> Training:
-        """
-        What `run` trains (a generated config is written first), with the CPU threads and GPU
-        of job slot `slot` added to its environment (nothing for a single job).
-        """
-        config, overrides, environment = run.training()
-        if self.jobs > 1:
-            threads = str(max(1, self._cpus // self.jobs))
-            environment.update(OMP_NUM_THREADS=threads, MKL_NUM_THREADS=threads)
-            if len(self._gpus) > 1:
-                environment["CUDA_VISIBLE_DEVICES"] = self._gpus[slot % len(self._gpus)]
-        if isinstance(run, GlueRun) and run.config_text is not None:
-            os.makedirs(os.path.dirname(config), exist_ok=True)
-            draft = f"{config}.{socket.gethostname()}.{os.getpid()}.tmp"
-            with open(draft, "w") as handle:
-                handle.write(run.config_text)
-            os.replace(draft, config)
-        return config, overrides, environment
-
-    def _execute(self, run: Run, training: Training, resume: bool) -> str:
-        """
-        Trains `run` as `_training` says, with `resume` on from its checkpoint (an injection:
-        then exports its encoder); `allennlp_train`'s outcome.
-        """
-        config, overrides, environment = training
-        outcome = allennlp_train(config, run.directory, overrides, environment, resume)
-        if outcome == "done" and isinstance(run, InjectionRun):
-            export_encoder(os.path.join(run.directory, "model.tar.gz"), run.encoder)
-        return outcome
-
-    def _same_encoder(self, run: InjectionRun, recorded: Optional[str]) -> Optional[str]:
-        """
-        The fingerprint of the encoder the injection `run` just exported, for its row, unless
-        its row recorded another one before (`recorded`) that a finished fine-tuning of the grid
-        used (trained here or taken from another grid). Then the new encoder is deleted (so that
-        nothing fine-tunes it beside those), the old row kept, and None returned.
-
-        A recorded encoder that none of the grid's finished fine-tunings used (a record taken
-        alone from another grid) is replaced by the new one, with a warning: training is
-        reproducible bit for bit on one machine, not across CPUs whose vector instructions
-        differ, so a rebuild on another machine exports other weights.
-        """
-        fingerprint = encoder_fingerprint(run.encoder)
-        if recorded is None or fingerprint == recorded or not self._fine_tuned(run):
-            if recorded is not None and recorded != fingerprint:
-                logger.warning(
-                    "%s: its encoder, exported again, is not the one it recorded (SHA-256 %s, "
-                    "now %s; a build on another machine?). No finished fine-tuning of this grid "
-                    "used that one, so the new one is kept and recorded; fine-tunings of it are "
-                    "no longer taken from grids that recorded the old one.",
-                    run.directory,
-                    recorded[:12],
-                    fingerprint[:12],
-                )
-            return fingerprint
-        shutil.rmtree(run.encoder)
-        logger.error(
-            "%s: its encoder, exported again, is not the one it recorded (SHA-256 %s, now "
-            "%s), which its finished fine-tunings used; the new one was deleted. To "
-            "fine-tune a new build, delete the lines of it and of those fine-tunings from %s "
-            "and their directories.",
-            run.directory,
-            recorded[:12],
-            fingerprint[:12],
-            table_path(self.spec.output_dir),
-        )
-        return None
-
-    def _fine_tuned(self, injection: InjectionRun) -> bool:
-        """Whether a fine-tuning of the grid that fine-tunes `injection`'s encoder has finished."""
-        return any(
-            is_finished(glue_run)
-            for glue_run in self.spec.glue_runs(tuned_choices(self.spec))
-            if self.spec.injection_of(glue_run) == injection
-        )
-
-    def _record(self, run: Run, started: float, outcome: str) -> None:
-        """Appends the attempt to the experiment's `attempts.jsonl` (one short line)."""
-        shard = "/".join(map(str, self.shard))
-        self._append(
-            run, socket.gethostname(), os.getpid(), shard, started, time.time(), outcome, cpu_kind()
-        )
-
-    def _record_lost(self, run: Run, claim: Dict[str, Any]) -> None:
-        """
-        The attempt of a process that died holding `run` (a machine that went away, a SIGKILL):
-        from its `claim` to the last output of the run (its log, or the `out.log` of its
-        directory). Its shard is unknown.
-        """
-        outputs = (run.directory.rstrip("/") + ".log", os.path.join(run.directory, "out.log"))
-        times = [os.path.getmtime(path) for path in outputs if os.path.exists(path)]
-        ended = max([t for t in times if t >= claim["claimed"]], default=claim["claimed"])
-        self._append(run, claim["host"], claim["pid"], None, claim["claimed"], ended, "lost")
-
-    def _append(
-        self,
-        run: Run,
-        host: str,
-        pid: int,
-        shard: Optional[str],
-        started: float,
-        ended: float,
-        outcome: str,
-        cpu: Optional[str] = None,
-    ) -> None:
-        record = {
-            "directory": os.path.relpath(run.directory, self.spec.output_dir),
-            "host": host,
-            "pid": pid,
-            "shard": shard,
-            "started": round(started, 1),
-            "ended": round(ended, 1),
-            "outcome": outcome,
-            "cpu": cpu,
-        }
-        with open(os.path.join(self.spec.output_dir, ATTEMPTS), "a") as out:
-            out.write(json.dumps(record) + "\n")
-
-
-def cpu_kind() -> Optional[str]:
-    """
-    This machine's kind of CPU as Linux names it (`/proc/cpuinfo`: vendor, family, model), e.g.
-    "GenuineIntel 6/207"; None elsewhere. Training reproduces bit for bit on one kind only, and
-    every machine of a cloud may share one host name.
-    """
-    try:
-        with open("/proc/cpuinfo") as handle:
-            fields = dict(
-                (key.strip(), value.strip())
-                for key, _, value in (line.partition(":") for line in handle)
-                if key.strip() in ("vendor_id", "cpu family", "model")
-            )
-    except OSError:
-        return None
-    if len(fields) < 3:
-        return None
-    return f"{fields['vendor_id']} {fields['cpu family']}/{fields['model']}"
-
-
-def _delete_weights(directory: str) -> None:
-    """A finished fine-tuning's weights (`*.th`, `model.tar.gz`); its records stay."""
-    for path in glob.glob(os.path.join(directory, "*.th")):
-        os.remove(path)
-    os.remove(os.path.join(directory, "model.tar.gz"))
-    # The archive's copy of the base's files (docs/archives.md).
-    shutil.rmtree(os.path.join(directory, ARCHIVED_TRANSFORMERS), ignore_errors=True)
-
-
-def _visible_gpus() -> List[str]:
-    """The ids of the GPUs this process may use (`CUDA_VISIBLE_DEVICES`, or all of them)."""
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if visible is not None:
-        return [gpu for gpu in visible.split(",") if gpu.strip()]
-    try:
-        import torch
-
-        return [str(index) for index in range(torch.cuda.device_count())]
-    except Exception:  # no usable CUDA
-        return []

@@ -1,7 +1,8 @@
 """
 The experiment grid of `allennlp tft-experiment SPEC`: base checkpoints x injection variants x
 GLUE tasks x training sizes x seeds x fine-tuning recipes x fine-tuning strategies, read from a
-JSON or jsonnet file and expanded into runs (`runs.py`) that each own a directory.
+JSON or jsonnet file and checked here; `expansion.py` expands it into runs (`runs.py`) that each
+own a directory.
 
 A recipe is a named set of GLUE config overrides. Besides the fixed ones (`recipes`, e.g. the
 paper's), a spec may ask for a small sweep (`sweep`): every candidate recipe is tried on the base
@@ -17,64 +18,36 @@ The spec only describes: it never reads the disk, nor changes. Which candidate t
 found from the finished runs (`outcomes.tuned_choices`) and handed to `glue_runs`.
 """
 
-import itertools
 import json
 import os
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence
 
 from allennlp.common.checks import ConfigurationError
 
 from tft_allennlp.common.config_keys import dataclass_settings
 from tft_allennlp.common.glue_tasks import get_glue_task
-from tft_experiments.runs import (
-    GlueRun,
-    InjectionRun,
-    seed_overrides,
-    size_name,
-)
+from tft_allennlp.common.sentence_tasks import SentenceTask
+from tft_experiments.expansion import TUNED, RunExpansion, strategy_named
 from tft_experiments.strategies import FineTuningStrategy
 from tft_experiments.strategies.cross import CROSS
-from tft_experiments.strategies.fine_tuning_strategy import (
-    CONFIGS_ROOT,
-    JsonnetCall,
-    glue_config,
-)
-from tft_experiments.tasks import define_custom_task, task_named
-from tft_experiments.variants import SEEDED, VARIANTS, Variant
+from tft_experiments.tasks import custom_task, grid_tasks
+from tft_experiments.variants import SEEDED, VARIANTS
 
-# The recipe label of the runs that use the sweep's choice.
-TUNED = "tuned"
 # The largest seed numpy takes.
 MAX_SEED = 2**32 - 1
-
-TunedKey = Tuple[str, str, Optional[int]]
-"""(base, task, train_size): what a tuned recipe is chosen for."""
-
-
-def sweep_point_name(point: Dict[str, Any]) -> str:
-    """`{"trainer.optimizer.lr": 1e-4, "trainer.num_epochs": 2}` -> `lr0.0001_epochs2`."""
-
-    def text(value: Any) -> str:
-        return f"{value:g}" if isinstance(value, (int, float)) else str(value)
-
-    return "_".join(
-        f"{key.split('.')[-1].replace('num_', '')}{text(value)}" for key, value in point.items()
-    )
-
-
-def selection_metric(task: str) -> str:
-    """The dev score the sweep maximises: the mean of the task's metrics, or its only one."""
-    return task_named(task).validation_metric
-
-
-def strategy_named(name: str) -> FineTuningStrategy:
-    """The registered fine-tuning strategy `name`."""
-    return FineTuningStrategy.by_name(name)()
+# The variables that specs read with `std.extVar` besides the plugin's (`CONFIG_DEFAULTS`:
+# TFT_MODEL, GLUE_DIR, TFT_PARAPHRASE_CORPUS), with their defaults; the environment wins.
+SPEC_DEFAULTS = {
+    # The larger base of the claims grids (research/specs/claims_*.jsonnet).
+    "TFT_LARGE_MODEL": "sentence-transformers/all-mpnet-base-v2",
+    # Where a spec's runs and results go (its output_dir).
+    "TFT_EXPERIMENT_DIR": "research/results/experiment",
+}
 
 
 @dataclass
-class ExperimentSpec:
+class ExperimentSpec(RunExpansion):
     """
     # Parameters
 
@@ -212,12 +185,11 @@ class ExperimentSpec:
 
     def __post_init__(self) -> None:
         self._check_values()
-        for name, custom in self.custom_tasks.items():
-            define_custom_task(name, custom)
+        tasks = self.task_table()  # checks the custom tasks
         for task in self.tasks:
             if task not in self.custom_tasks:
                 get_glue_task(task)
-        self._check_strategies()
+        self._check_strategies(tasks)
         self._check_variants()
         self._check_grid()
         self._check_recipes()
@@ -265,7 +237,7 @@ class ExperimentSpec:
                 raise ConfigurationError(f"{key!r} is empty: name at least one variant ('none').")
             _check_distinct(key, variants)
 
-    def _check_strategies(self) -> None:
+    def _check_strategies(self, tasks: Dict[str, SentenceTask]) -> None:
         known = FineTuningStrategy.list_available()
         unknown = [strategy for strategy in self.strategies if strategy not in known]
         if unknown or not self.strategies:
@@ -288,7 +260,7 @@ class ExperimentSpec:
                 f"No strategy of 'strategies' {self.strategies} applies to the tasks {unserved}: "
                 "they would have no run."
             )
-        label_sets = {task_named(task).labels for task in self.tasks} - {()}
+        label_sets = {tasks[task].labels for task in self.tasks} - {()}
         multitask = any(strategy_named(s).trains_all_tasks for s in self.strategies)
         if multitask and self.custom_tasks:
             raise ConfigurationError("custom_tasks do not run under the multitask strategies.")
@@ -347,8 +319,12 @@ class ExperimentSpec:
 
     @classmethod
     def from_file(cls, path: str, output_dir: Optional[str] = None) -> "ExperimentSpec":
-        """Reads a JSON or jsonnet spec; `output_dir` overrides the spec's."""
-        values = dataclass_settings(path, cls)  # unknown keys and wrong types: errors
+        """
+        Reads a JSON or jsonnet spec, whose `std.extVar`s are the environment's, else
+        `SPEC_DEFAULTS` or the plugin's defaults; `output_dir` overrides the spec's.
+        """
+        defaults = {name: value for name, value in SPEC_DEFAULTS.items() if name not in os.environ}
+        values = dataclass_settings(path, cls, defaults)  # unknown keys and wrong types: errors
         if output_dir is not None:
             values["output_dir"] = output_dir
         try:
@@ -358,220 +334,24 @@ class ExperimentSpec:
         except ConfigurationError as error:
             raise ConfigurationError(f"{path}: {error.message}") from None
 
+    def task(self, name: str) -> SentenceTask:
+        """The task `name` of the grid: one of its `custom_tasks`, or a GLUE task."""
+        if name in self.custom_tasks:
+            return custom_task(name, self.custom_tasks[name])
+        return get_glue_task(name)
+
+    def task_table(self) -> Dict[str, SentenceTask]:
+        """Every task the grid may name (GLUE's and its custom ones), for its reports."""
+        return grid_tasks(self.custom_tasks)
+
+    def selection_metric(self, task: str) -> str:
+        """The dev score the sweep maximises: the mean of the task's metrics, or its only one."""
+        return self.task(task).validation_metric
+
     def dumps(self) -> str:
         """The spec as JSON, with the seeds that default to others' given."""
         resolved = {"sweep_seeds": self._sweep_seeds(), "injection_seeds": self._injection_seeds()}
         return json.dumps({**self.__dict__, **resolved}, indent=2)
-
-    def _sweep_seeds(self) -> List[int]:
-        return self.seeds[:1] if self.sweep_seeds is None else self.sweep_seeds
-
-    def _injection_seeds(self) -> List[int]:
-        return [self.injection_seed] if self.injection_seeds is None else self.injection_seeds
-
-    # Variants and their injections.
-
-    def _config_name(self, name: str) -> Optional[str]:
-        """The injection config of the variant `name` (also a custom one); None: "none"."""
-        if name in self.custom_variants:
-            return VARIANTS[self.custom_variants[name]["variant"]]
-        return VARIANTS.get(name)
-
-    def _corpus(self, name: str) -> Optional[str]:
-        """The aligned corpus the variant `name` is injected from."""
-        return self.custom_variants.get(name, {}).get("paraphrase_corpus", self.paraphrase_corpus)
-
-    def _variants(self, base: str) -> List[Variant]:
-        """The variants of `base`, then each injected one with the other injection seeds."""
-        names = self.base_variants.get(base, self.variants)
-        seeded = [
-            Variant(name, seed)
-            for seed in self._injection_seeds()[1:]
-            for name in names
-            if self._config_name(name) is not None
-        ]
-        return [Variant(name) for name in names] + seeded
-
-    def all_variants(self, base: str) -> List[str]:
-        """The labels of the variants of `base` (`tft`, `tft_iseed2`, ...), in grid order."""
-        return [variant.label for variant in self._variants(base)]
-
-    def _injection(self, base: str, variant: Variant) -> Optional[InjectionRun]:
-        """The injection of `variant` into `base`; None for "none", which is not injected."""
-        config_name = self._config_name(variant.name)
-        if config_name is None:
-            return None
-        custom = self.custom_variants.get(variant.name, {})
-        overrides = {**self.injection_overrides, **custom.get("injection_overrides", {})}
-        seed = variant.injection_seed
-        return InjectionRun(
-            base,
-            variant.label,
-            os.path.join(self.output_dir, "injection", base, variant.label),
-            self._injection_seeds()[0] if seed is None else seed,
-            os.path.join(CONFIGS_ROOT, "injection", f"{config_name}.jsonnet"),
-            self._corpus(variant.name),
-            json.dumps(overrides, sort_keys=True),
-            self.base_models[base],
-        )
-
-    def injection_runs(self) -> Iterator[InjectionRun]:
-        for base in self.base_models:
-            for variant in self._variants(base):
-                injection = self._injection(base, variant)
-                if injection is not None:
-                    yield injection
-
-    def injection_of(self, run: GlueRun) -> Optional[InjectionRun]:
-        """The injection whose encoder `run` fine-tunes (None for the base model itself)."""
-        return run.injection
-
-    # Recipes and the sweep.
-
-    def sweep_points(self) -> Dict[str, Dict[str, Any]]:
-        """The sweep's combinations by name, e.g. `lr0.0001_epochs2`."""
-        keys = list(self.sweep)
-        points = [dict(zip(keys, values)) for values in itertools.product(*self.sweep.values())]
-        return {sweep_point_name(point): point for point in points} if keys else {}
-
-    def candidates(self) -> Dict[str, Dict[str, Any]]:
-        """Every recipe a run can use: the fixed ones, then the sweep's points."""
-        return {**self.recipes, **self.sweep_points()}
-
-    def sweep_runs(self) -> Iterator[GlueRun]:
-        """The base models without injection under every candidate recipe (none without a sweep)."""
-        if not self.sweep:
-            return
-        grid = itertools.product(
-            self._sweep_seeds(), self.tasks, self.train_sizes, self.base_models, self.candidates()
-        )
-        for seed, task, size, base, candidate in grid:
-            yield self._run(base, Variant("none"), candidate, candidate, task, size, seed, CROSS)
-
-    def tuned_keys(self) -> List[TunedKey]:
-        """The (base, task, train_size) that each get a tuned recipe from the sweep."""
-        if not self.sweep:
-            return []
-        return list(itertools.product(self.base_models, self.tasks, self.train_sizes))
-
-    def sweep_runs_of(self, key: TunedKey) -> List[GlueRun]:
-        """The sweep runs that choose the tuned recipe of (base, task, train_size)."""
-        return [run for run in self.sweep_runs() if (run.base, run.task, run.train_size) == key]
-
-    # The reported grid.
-
-    def glue_runs(self, choices: Optional[Mapping[TunedKey, str]] = None) -> Iterator[GlueRun]:
-        """
-        Every reported run, seed by seed so that a partial grid is balanced: the tuned recipe
-        first, for the (base, task, train_size) whose candidate `choices` gives, then the fixed
-        recipes; each strategy that applies to the task. A multitask run is listed once per
-        task, with the candidate chosen for that task: where the tasks' choices differ, each
-        candidate is a run of its own (reported for the tasks that chose it).
-        """
-        choices = choices or {}
-        fixed = list(self.recipes) if self.run_fixed_recipes else []
-        recipes = ([TUNED] if self.sweep else []) + fixed
-        grid = itertools.product(
-            recipes, self.seeds, self.tasks, self.train_sizes, self.base_models
-        )
-        for recipe, seed, task, size, base in grid:
-            candidate = choices.get((base, task, size)) if recipe == TUNED else recipe
-            if candidate is None:
-                continue
-            for variant, name in itertools.product(self._variants(base), self.strategies):
-                if strategy_named(name).applies_to(task):
-                    yield self._run(base, variant, recipe, candidate, task, size, seed, name)
-
-    def _run(
-        self,
-        base: str,
-        variant: Variant,
-        recipe: str,
-        candidate: str,
-        task: str,
-        size: Optional[int],
-        seed: int,
-        strategy_name: str,
-    ) -> GlueRun:
-        """
-        Directories: `glue/<base>/<variant>/<candidate>/<task>/n<size>/seed<k>` for `cross`
-        (as before strategies existed); other strategies add a level after the candidate,
-        `.../<candidate>/<strategy>/<task>/...`, where a multitask run's task is its tasks
-        joined by "+" (`sst2+mrpc+stsb`). A generated config goes to
-        `configs/<strategy>_<task>.jsonnet`.
-        """
-        strategy = strategy_named(strategy_name)
-        tasks = tuple(self.tasks) if strategy.trains_all_tasks else (task,)
-        name = "+".join(tasks)
-        level = [strategy_name] if strategy.own_directory_level else []
-        size_level, seed_level = f"n{size_name(size)}", f"seed{seed}"
-        directory = os.path.join(
-            self.output_dir,
-            "glue",
-            base,
-            variant.label,
-            candidate,
-            *level,
-            name,
-            size_level,
-            seed_level,
-        )
-        config = os.path.join(CONFIGS_ROOT, "glue", f"{task}.jsonnet")
-        call, config_text = strategy.config(tasks), None
-        custom = self.custom_tasks.get(task)
-        if custom is not None:
-            # The task's own config: the recipe of common/task.libsonnet on its description.
-            own = JsonnetCall("task", keywords={**custom, "task": {"name": task, **custom["task"]}})
-            call = own if call is None else call.replacing(glue_config(task), own)
-        if call is not None:
-            config = os.path.join(self.output_dir, "configs", f"{strategy_name}_{name}.jsonnet")
-            subject = f"strategy {strategy_name}" + (
-                "" if strategy.trains_all_tasks else f" on {task}"
-            )
-            config_text = call.text(f"Generated by `allennlp tft-experiment`: {subject}.")
-        injection = self._injection(base, variant)
-        model = self.base_models[base] if injection is None else injection.encoder
-        overrides = self._overrides(strategy_name, candidate, size, seed, tasks)
-        return GlueRun(
-            base,
-            variant.label,
-            recipe,
-            candidate,
-            task,
-            size,
-            seed,
-            directory,
-            strategy_name,
-            tasks,
-            config,
-            config_text,
-            strategy.trains_all_tasks,
-            injection,
-            model,
-            self.glue_dir,
-            json.dumps(overrides),
-        )
-
-    def _overrides(
-        self,
-        strategy_name: str,
-        candidate: str,
-        size: Optional[int],
-        seed: int,
-        tasks: Tuple[str, ...],
-    ) -> Dict[str, Any]:
-        """
-        A fine-tuning's overrides, each winning over those before it: its subsample, the
-        grid's `glue_overrides`, the recipe's, the strategy's own and the grid's for the
-        strategy (`strategy_overrides`); as overrides of the strategy's config, and the seeds.
-        """
-        strategy = strategy_named(strategy_name)
-        overrides: Dict[str, Any] = {"dataset_reader.seed": seed, "dataset_reader.train_size": size}
-        overrides.update(self.glue_overrides)
-        overrides.update(self.candidates()[candidate])
-        overrides.update(strategy.overrides())
-        overrides.update(self.strategy_overrides.get(strategy_name, {}))
-        return {**seed_overrides(seed), **strategy.run_overrides(overrides, tasks)}
 
 
 def _is_integer(value: Any) -> bool:

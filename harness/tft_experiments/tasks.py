@@ -1,24 +1,22 @@
 """
-The tasks an experiment grid may name: the nine GLUE tasks, and the tasks of the user's own that
-the specs read in this process describe (`ExperimentSpec.custom_tasks`), with their metrics for
-the sweep, the CSV and the tables.
+The tasks an experiment grid may name: the nine GLUE tasks (`GLUE_TASKS`), and the tasks of the
+user's own that its spec describes (`ExperimentSpec.custom_tasks`). A grid's tasks are read from
+its spec (`ExperimentSpec.task_table`) and handed to what reports them; nothing here is global.
 """
 
 import json
-from typing import Any, Dict
+from typing import Any, Dict, Mapping
 
 from allennlp.common.checks import ConfigurationError
 
-from tft_allennlp.common.glue_tasks import GLUE_TASKS, get_glue_task
+from tft_allennlp.common.glue_tasks import GLUE_TASKS
 from tft_allennlp.common.sentence_tasks import SentenceTask
-
-TASKS: Dict[str, SentenceTask] = dict(GLUE_TASKS)
 
 CUSTOM_KEYS = ("task", "train_data_path", "validation_data_path")
 
 
-def define_custom_task(name: str, custom: Dict[str, Any]) -> SentenceTask:
-    """Checks a spec's custom task and makes its name known to the grid's reports."""
+def custom_task(name: str, custom: Dict[str, Any]) -> SentenceTask:
+    """The task a spec's `custom_tasks[name]` describes, after checking its keys and files."""
     if name in GLUE_TASKS or sorted(custom) != sorted(CUSTOM_KEYS):
         raise ConfigurationError(
             f"custom_tasks[{name!r}]: a name that is not a GLUE task's, with exactly "
@@ -29,11 +27,11 @@ def define_custom_task(name: str, custom: Dict[str, Any]) -> SentenceTask:
             raise ConfigurationError(
                 f"custom_tasks[{name!r}].{key} must be a file name, not {json.dumps(custom[key])}."
             )
-    task = SentenceTask.from_dict({"name": name, **custom["task"]})
-    TASKS[name] = task
-    return task
+    return SentenceTask.from_dict({"name": name, **custom["task"]})
 
 
-def task_named(name: str) -> SentenceTask:
-    """A GLUE task or a custom task defined in this process."""
-    return TASKS[name] if name in TASKS else get_glue_task(name)
+def grid_tasks(custom_tasks: Mapping[str, Dict[str, Any]]) -> Dict[str, SentenceTask]:
+    """The GLUE tasks and a spec's custom tasks, by name."""
+    tasks = dict(GLUE_TASKS)
+    tasks.update((name, custom_task(name, custom)) for name, custom in custom_tasks.items())
+    return tasks

@@ -24,6 +24,7 @@ from tests import CONFIGS_ROOT, FIXTURES_ROOT, PROJECT_ROOT
 from tests.allennlp_cli import forked_allennlp, forked_experiment_runs
 from tft_experiments import ExperimentSpec, collect_results, tuned_choices
 from tft_experiments.commands.experiment import Experiment, run_experiment, write_outputs
+from tft_experiments.expansion import strategy_named
 from tft_experiments.locks import RunLock
 from tft_experiments.outcomes import (
     encoder_fingerprint,
@@ -40,7 +41,6 @@ from tft_experiments.reuse import (
 )
 from tft_experiments.runner import ExperimentRunner, parse_shard
 from tft_experiments.runs import InjectionRun, grid_of
-from tft_experiments.spec import strategy_named
 from tft_experiments.strategies.multitask import multitask_overrides
 from tft_experiments.table import TABLE, append_row, forget_runs
 from tft_experiments.training import RunStopped, resumable
@@ -303,10 +303,8 @@ def test_the_fingerprint_of_an_encoder_is_that_of_its_tensors(tmp_path):
 
 
 def test_the_example_specs_describe_the_real_grid(tmp_path):
-    for name in ("minilm_glue", "minilm_glue_cpu"):
-        spec = ExperimentSpec.from_file(
-            str(PROJECT_ROOT / f"research/specs/{name}.jsonnet"), str(tmp_path)
-        )
+    for path in ("harness/tft_experiments/specs/minilm_glue", "research/specs/minilm_glue_cpu"):
+        spec = ExperimentSpec.from_file(str(PROJECT_ROOT / f"{path}.jsonnet"), str(tmp_path))
         assert [run.variant for run in spec.injection_runs()] == ["tft", "tft_simple"]
         assert spec.variants == ["none", "tft", "tft_simple"] and spec.tasks == [
             "mrpc",

@@ -15,7 +15,6 @@ from tft_experiments.changes import (
 )
 from tft_experiments.locks import RunLock
 from tft_experiments.outcomes import is_finished
-from tft_experiments.tasks import task_named
 
 
 def grid(output_dir, **values):
@@ -202,6 +201,7 @@ def test_the_custom_tasks_in_use_stay_this_specs(tmp_path):
 
     ran(grid(tmp_path, tasks=["pairs"], custom_tasks={"pairs": pairs(["x", "y"])}))
     new = grid(tmp_path, tasks=["pairs"], custom_tasks={"pairs": pairs(["yes", "no"])})
-    # Reading the spec it ran with defines its task "pairs" again, for that while only.
+    # Reading the spec it ran with reads its own task "pairs"; each spec keeps its own.
     assert spec_change(new).keys == ["custom_tasks"]
-    assert task_named("pairs").labels == ("yes", "no")
+    assert new.task("pairs").labels == ("yes", "no")
+    assert new.task_table()["pairs"].labels == ("yes", "no")

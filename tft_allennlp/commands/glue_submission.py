@@ -20,29 +20,13 @@ from allennlp.models.archival import Archive
 from tft_allennlp.archives.loading import load_model_archive
 from tft_allennlp.commands.arguments import positive_int
 from tft_allennlp.common.atomic_files import naming_path
+from tft_allennlp.common.console import stopped
+from tft_allennlp.common.glue_tasks import GLUE_TASKS
 from tft_allennlp.common.output_paths import add_force_argument, draft_name, output_directory
 from tft_allennlp.common.sentence_tasks import SentenceTask
 from tft_allennlp.dataset_readers.glue_rows import HUB_PREFIX
 
 logger = logging.getLogger(__name__)
-
-# Task -> (leaderboard file, test split file in the task's GLUE folder, its name in nyu-mll/glue);
-# MNLI's model also predicts the diagnostic set, AX.
-SUBMISSION_FILES: Dict[str, List[Tuple[str, str, str]]] = {
-    "cola": [("CoLA.tsv", "CoLA/test.tsv", "cola:test")],
-    "sst2": [("SST-2.tsv", "SST-2/test.tsv", "sst2:test")],
-    "mrpc": [("MRPC.tsv", "MRPC/test.tsv", "mrpc:test")],
-    "stsb": [("STS-B.tsv", "STS-B/test.tsv", "stsb:test")],
-    "qqp": [("QQP.tsv", "QQP/test.tsv", "qqp:test")],
-    "mnli": [
-        ("MNLI-m.tsv", "MNLI/test_matched.tsv", "mnli:test_matched"),
-        ("MNLI-mm.tsv", "MNLI/test_mismatched.tsv", "mnli:test_mismatched"),
-        ("AX.tsv", "diagnostic/diagnostic.tsv", "ax:test"),
-    ],
-    "qnli": [("QNLI.tsv", "QNLI/test.tsv", "qnli:test")],
-    "rte": [("RTE.tsv", "RTE/test.tsv", "rte:test")],
-    "wnli": [("WNLI.tsv", "WNLI/test.tsv", "wnli:test")],
-}
 
 
 @Subcommand.register("tft-glue-submission")
@@ -74,8 +58,8 @@ def _submission_from_args(args: argparse.Namespace) -> None:
     # The archives' directories and the GLUE folders with the test files are read, never written.
     reads = [*args.archives, args.glue_dir]
     if not args.glue_dir.startswith(HUB_PREFIX):
-        for files in SUBMISSION_FILES.values():
-            reads += [os.path.join(args.glue_dir, test_file) for _, test_file, _ in files]
+        for task in GLUE_TASKS.values():
+            reads += [os.path.join(args.glue_dir, test) for _, test, _ in task.submission_files]
     try:
         with naming_path(args.output_dir):
             with output_directory(args.output_dir, args.force, reads) as target:
@@ -83,9 +67,12 @@ def _submission_from_args(args: argparse.Namespace) -> None:
                     args.archives, target, args.glue_dir, args.batch_size, args.cuda_device
                 )
     except (ConfigurationError, OSError) as error:
-        sys.exit(f"tft-glue-submission: {error}")
+        sys.exit(stopped("tft-glue-submission", error))
     missing = [
-        name for files in SUBMISSION_FILES.values() for name, _, _ in files if name not in written
+        name
+        for task in GLUE_TASKS.values()
+        for name, _, _ in task.submission_files
+        if name not in written
     ]
     for name, rows in written.items():
         print(f"{name}: {rows} predictions")
@@ -127,12 +114,12 @@ def write_submission(
         for archive_file in archives:
             archive = load_model_archive(archive_file, cuda_device=cuda_device)
             task = _task_of(archive)
-            if task is None or task.name not in SUBMISSION_FILES:
+            if task is None or task.name not in GLUE_TASKS:
                 raise ConfigurationError(
                     f"{archive_file}: not a GLUE task model (tft_glue_classifier or "
                     "tft_siamese_pair_classifier, or one of them wrapped by tft_smart)."
                 )
-            for name, test_file, hub_split in SUBMISSION_FILES[task.name]:
+            for name, test_file, hub_split in task.submission_files:
                 if name in written:
                     raise ConfigurationError(f"Two archives for {name}.")
                 source = os.path.join(glue_dir, test_file) if local else f"{glue_dir}:{hub_split}"

@@ -169,17 +169,20 @@ def _parameters(cls: Type, method: Callable) -> Optional[Dict[str, inspect.Param
     return None
 
 
-def dataclass_settings(path: str, cls: Type) -> Dict[str, Any]:
+def dataclass_settings(
+    path: str, cls: Type, ext_vars: Optional[Dict[str, str]] = None
+) -> Dict[str, Any]:
     """
     The settings in the JSON or jsonnet file `path` for the dataclass `cls` (an experiment
     spec), checked: a JSON object, whose every key is a field of `cls` (an unknown one is an
     error suggesting the closest) and whose every value has the field's type (`List[int]`, ...;
-    a wrong one is an error naming the field). Errors start with `path`.
+    a wrong one is an error naming the field). Errors start with `path`. `ext_vars`: more
+    variables for its `std.extVar`s, which win over the environment (`Params.from_file`).
     """
     from allennlp.common import Params
 
     try:
-        settings = Params.from_file(path).as_dict(quiet=True)
+        settings = Params.from_file(path, ext_vars=ext_vars).as_dict(quiet=True)
     except (AttributeError, TypeError):  # `Params` of some JSON values that are not objects
         settings = None
     if not isinstance(settings, dict):

@@ -3,7 +3,7 @@ The nine GLUE tasks, as one table of `SentenceTask` descriptions: where their te
 id live in the official TSV files, their label sets, and the metrics GLUE scores them with. A
 config names one of them by its name (`"task": "mrpc"`); a task of the user's own is a
 description of the same kind (`tft_allennlp.common.sentence_tasks`); `resolve_task` reads
-either from a config.
+either from a config. An entry also names the files `tft-glue-submission` writes for the task.
 
 Columns are found by header name, so a task's train, dev and (unlabelled) test files share
 one entry even though their columns differ. CoLA's train and dev files are the only ones
@@ -12,14 +12,20 @@ as data (its test file has two, under the header `index<TAB>sentence`), whatever
 says.
 """
 
-from typing import Dict, Mapping, Union
+from typing import Dict, Mapping, Tuple, Union
 
 from allennlp.common.checks import ConfigurationError
 
-from tft_allennlp.common.sentence_tasks import SentenceTask, TaskDescription
+from tft_allennlp.common.sentence_tasks import SentenceTask, SubmissionFile, TaskDescription
 
 _BINARY = ("0", "1")
 _ENTAILMENT = ("entailment", "not_entailment")
+
+
+def _submitted(name: str, folder: str) -> Tuple[SubmissionFile, ...]:
+    """The leaderboard file of a task with one test set: `FOLDER.tsv` from `FOLDER/test.tsv`."""
+    return ((f"{folder}.tsv", f"{folder}/test.tsv", f"{name}:test"),)
+
 
 GLUE_TASKS: Dict[str, SentenceTask] = {
     task.name: task
@@ -27,6 +33,7 @@ GLUE_TASKS: Dict[str, SentenceTask] = {
         SentenceTask(
             name="cola",
             directory="CoLA",
+            submission_files=_submitted("cola", "CoLA"),
             sentence1="sentence",
             labels=_BINARY,
             metrics=("mcc",),
@@ -34,11 +41,17 @@ GLUE_TASKS: Dict[str, SentenceTask] = {
             columns=("source", "label", "author_label", "sentence"),
         ),
         SentenceTask(
-            name="sst2", directory="SST-2", sentence1="sentence", labels=_BINARY, index="index"
+            name="sst2",
+            directory="SST-2",
+            submission_files=_submitted("sst2", "SST-2"),
+            sentence1="sentence",
+            labels=_BINARY,
+            index="index",
         ),
         SentenceTask(
             name="mrpc",
             directory="MRPC",
+            submission_files=_submitted("mrpc", "MRPC"),
             sentence1="#1 String",
             sentence2="#2 String",
             label="Quality",
@@ -51,6 +64,7 @@ GLUE_TASKS: Dict[str, SentenceTask] = {
         SentenceTask(
             name="stsb",
             directory="STS-B",
+            submission_files=_submitted("stsb", "STS-B"),
             sentence2="sentence2",
             label="score",
             regression=True,
@@ -60,6 +74,7 @@ GLUE_TASKS: Dict[str, SentenceTask] = {
         SentenceTask(
             name="qqp",
             directory="QQP",
+            submission_files=_submitted("qqp", "QQP"),
             sentence1="question1",
             sentence2="question2",
             label="is_duplicate",
@@ -71,6 +86,12 @@ GLUE_TASKS: Dict[str, SentenceTask] = {
         SentenceTask(
             name="mnli",
             directory="MNLI",
+            # The MNLI model also predicts the diagnostic set, AX.
+            submission_files=(
+                ("MNLI-m.tsv", "MNLI/test_matched.tsv", "mnli:test_matched"),
+                ("MNLI-mm.tsv", "MNLI/test_mismatched.tsv", "mnli:test_mismatched"),
+                ("AX.tsv", "diagnostic/diagnostic.tsv", "ax:test"),
+            ),
             sentence2="sentence2",
             label="gold_label",
             labels=("entailment", "neutral", "contradiction"),
@@ -80,16 +101,27 @@ GLUE_TASKS: Dict[str, SentenceTask] = {
         SentenceTask(
             name="qnli",
             directory="QNLI",
+            submission_files=_submitted("qnli", "QNLI"),
             sentence1="question",
             sentence2="sentence",
             labels=_ENTAILMENT,
             index="index",
         ),
         SentenceTask(
-            name="rte", directory="RTE", sentence2="sentence2", labels=_ENTAILMENT, index="index"
+            name="rte",
+            directory="RTE",
+            submission_files=_submitted("rte", "RTE"),
+            sentence2="sentence2",
+            labels=_ENTAILMENT,
+            index="index",
         ),
         SentenceTask(
-            name="wnli", directory="WNLI", sentence2="sentence2", labels=_BINARY, index="index"
+            name="wnli",
+            directory="WNLI",
+            submission_files=_submitted("wnli", "WNLI"),
+            sentence2="sentence2",
+            labels=_BINARY,
+            index="index",
         ),
     ]
 }

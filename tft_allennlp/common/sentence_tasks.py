@@ -13,8 +13,9 @@ reads a config's `task`), and a task of the user's own is a description in the c
 """
 
 import dataclasses
+import posixpath
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Tuple, Union
 
 from allennlp.common.checks import ConfigurationError
 
@@ -30,6 +31,11 @@ TaskDescription = Union[str, Dict[str, Any]]
 FORMATS = ("tsv", "csv", "jsonl")
 CLASSIFICATION_METRICS = ("accuracy", "f1", "mcc")
 REGRESSION_METRICS = ("pearson", "spearman")
+# How tables name a metric; one not listed is its key, capitalized (`pearson`: "Pearson").
+SHORT_METRIC_NAMES = {"accuracy": "Acc", "f1": "F1", "mcc": "MCC"}
+
+SubmissionFile = Tuple[str, str, str]
+"""A leaderboard file, the test file it predicts (under the task download), its hub split."""
 
 
 @dataclass(frozen=True)
@@ -85,6 +91,14 @@ class SentenceTask:
         files (its `label` column holds the index of the class in `labels`, or the score).
     directory : `str`, optional (default = `None`)
         The task's folder in a download of several tasks (GLUE's `MRPC`).
+    submission_files : `Tuple[Tuple[str, str, str], ...]`, optional
+        What `allennlp tft-glue-submission` writes for the task: (leaderboard file, test file
+        under the download, Hugging Face `config:split`), one per test set (MNLI: matched,
+        mismatched and the diagnostic AX). Default: `(name.tsv, directory/test.FORMAT,
+        name:test)`.
+    metric_names : `Tuple[str, ...]`, optional
+        How tables and plots name `metrics`, in their order. Default: `Acc`, `F1`, `MCC`, and
+        the key capitalized for the others (`Pearson`).
     """
 
     name: str = "task"
@@ -102,6 +116,8 @@ class SentenceTask:
     columns: Optional[Tuple[str, ...]] = None
     hub_columns: Optional[Tuple[str, ...]] = None
     directory: Optional[str] = None
+    submission_files: Tuple[SubmissionFile, ...] = ()
+    metric_names: Tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         def fail(message: str) -> None:
@@ -146,6 +162,30 @@ class SentenceTask:
             and any(isinstance(c, str) for c in named)
         ):
             fail("a file without header needs column positions, or `columns` naming them.")
+        self._check_display_fields(fail)
+
+    def _check_display_fields(self, fail: Callable[[str], None]) -> None:
+        """Fills and checks `submission_files` and `metric_names`, which only outputs read."""
+        if not self.submission_files:
+            test_file = posixpath.join(self.directory or "", f"test.{self.format}")
+            default = ((f"{self.name}.tsv", test_file, f"{self.name}:test"),)
+            object.__setattr__(self, "submission_files", default)
+        files = tuple(tuple(entry) for entry in self.submission_files)
+        if any(
+            len(entry) != 3 or not all(isinstance(part, str) and part for part in entry)
+            for entry in files
+        ):
+            fail("submission_files holds [leaderboard file, test file, hub split] triples.")
+        object.__setattr__(self, "submission_files", files)
+        if not self.metric_names:
+            names = tuple(
+                SHORT_METRIC_NAMES.get(metric, metric.capitalize()) for metric in self.metrics
+            )
+            object.__setattr__(self, "metric_names", names)
+        if len(self.metric_names) != len(self.metrics) or not all(
+            isinstance(name, str) and name for name in self.metric_names
+        ):
+            fail(f"metric_names must name each of the metrics {list(self.metrics)}.")
 
     @property
     def is_regression(self) -> bool:
@@ -169,6 +209,10 @@ class SentenceTask:
     def validation_metric(self) -> str:
         """The dev score that picks the best epoch: `combined_score`, or the one metric."""
         return "combined_score" if len(self.metrics) > 1 else self.metrics[0]
+
+    def metric_name(self, metric: str) -> str:
+        """How tables name `metric`, one of `metrics`; "combined" for `combined_score`."""
+        return dict(zip(self.metrics, self.metric_names)).get(metric, "combined")
 
     @classmethod
     def from_dict(cls, description: Mapping[str, Any]) -> "SentenceTask":

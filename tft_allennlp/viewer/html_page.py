@@ -1,7 +1,7 @@
 """
 The HTML of a page: one self-contained file (its CSS and script inline, nothing fetched when it
 is opened, from disk or anywhere) that shows each pair's two sentences one above the other and
-a link per phrase pair between their spans.
+a link per phrase pair between their spans (`pair_figure.py`).
 
 The markup holds everything a reader or a test needs: a `section.pair` per pair
 (`data-line`, `data-sentence-probability`, `data-precision`, `data-coverage`), and per phrase
@@ -14,23 +14,22 @@ keyboard behaviour. Opened with `#self-check` in its address, the page checks it
 drawing and writes the result into `body[data-self-check]` (the browser test reads it).
 """
 
-import html
-import json
 import os
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from tft_allennlp.common.aligned_corpus import Span
-from tft_allennlp.dataset_readers.aligned_paraphrases import IN_PARAPHRASE, PARAPHRASE, RANDOM
+from tft_allennlp.dataset_readers.aligned_paraphrases import IN_PARAPHRASE, RANDOM
 from tft_allennlp.viewer.gold_marks import WRONG
-from tft_allennlp.viewer.pair_views import FigureView, LinkView, PairView, RandomView
+from tft_allennlp.viewer.pair_figure import (
+    attribute_markup,
+    escape_attribute,
+    escape_text,
+    figure_markup,
+    table_markup,
+    verdict_class,
+)
+from tft_allennlp.viewer.pair_views import PairView, RandomView
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-
-# Vertical room (pixels) for a track of span bars, and for the links between the two sentences.
-TRACK_HEIGHT = 6
-LINK_ZONE = 56
-# Smaller type (page.css) for a figure whose longer sentence has more characters than these.
-_SIZES = [("longest", 170), ("long", 110)]
 
 
 def render_page(
@@ -50,7 +49,7 @@ def render_page(
         "<head>",
         '<meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{_text(title)}</title>",
+        f"<title>{escape_text(title)}</title>",
         f"<style>\n{_static('page.css')}</style>",
         # Registered before the page's script runs, so that its errors are recorded too.
         "<script>window.tftErrors = []; window.addEventListener('error', function (e) "
@@ -73,28 +72,21 @@ def _static(name: str) -> str:
         return handle.read()
 
 
-def _text(value: Any) -> str:
-    return html.escape(str(value), quote=False)
-
-
-def _attribute(value: Any) -> str:
-    return html.escape(str(value), quote=True)
-
-
 def _header(
     title: str, sources: Dict[str, str], summary: Dict[str, Any], has_model: bool, has_gold: bool
 ) -> str:
     made_from = " · ".join(
-        f"{_text(what)}: <code>{_text(where)}</code>" for what, where in sources.items()
+        f"{escape_text(what)}: <code>{escape_text(where)}</code>" for what, where in sources.items()
     )
     groups = []
     for group, cells in _summary_groups(summary):
         figures = "".join(
-            f'<div class="figure-cell" data-key="{_attribute(key)}"><dt>{_text(label)}</dt>'
-            f"<dd>{_text(value)}</dd></div>"
+            f'<div class="figure-cell" data-key="{escape_attribute(key)}">'
+            f"<dt>{escape_text(label)}</dt>"
+            f"<dd>{escape_text(value)}</dd></div>"
             for key, label, value in cells
         )
-        groups.append(f'<div class="group"><h3>{_text(group)}</h3><dl>{figures}</dl></div>')
+        groups.append(f'<div class="group"><h3>{escape_text(group)}</h3><dl>{figures}</dl></div>')
     legend = [
         _legend_item("identical", "alignment, the same words"),
         _legend_item("differing", "alignment, different words"),
@@ -118,10 +110,12 @@ def _header(
         filters.append(("errors", "with wrong or missed links"))
     if has_model:
         filters.append(("disagrees", "where the model disagrees"))
-    options = "".join(f'<option value="{key}">{_text(text)}</option>' for key, text in filters)
+    options = "".join(
+        f'<option value="{key}">{escape_text(text)}</option>' for key, text in filters
+    )
     return (
         '<header id="top">'
-        f"<h1>{_text(title)}</h1>"
+        f"<h1>{escape_text(title)}</h1>"
         f'<p class="made-from">{made_from}</p>'
         f'<div class="summary">{"".join(groups)}</div>'
         f'<p class="legend">{"".join(legend)}</p>'
@@ -171,7 +165,7 @@ def _summary_groups(summary: Dict[str, Any]) -> List[Tuple[str, List[Tuple[str, 
 def _legend_item(kind: str, text: str) -> str:
     return (
         f'<span class="legend-item"><svg width="30" height="10" aria-hidden="true">'
-        f'<path d="M2 5 H28" class="line sample-{kind}"/></svg> {_text(text)}</span>'
+        f'<path d="M2 5 H28" class="line sample-{kind}"/></svg> {escape_text(text)}</span>'
     )
 
 
@@ -226,12 +220,12 @@ def _pair(view: PairView, has_model: bool, has_gold: bool) -> str:
         for position, random_view in enumerate(view.random_pairs, start=1)
     ]
     return (
-        f"<section {_attributes(attributes)}>"
+        f"<section {attribute_markup(attributes)}>"
         f'<h2><a href="#pair-{view.number}">#{view.number}</a> <span class="line">line '
         f"{view.line_number}</span> "
         f'<span class="facts">{" · ".join(facts)}</span></h2>'
-        + _figure(view.figure, "pair")
-        + _table(view.figure, has_model)
+        + figure_markup(view.figure, "pair")
+        + table_markup(view.figure, has_model)
         + "".join(random_parts)
         + "</section>"
     )
@@ -239,7 +233,7 @@ def _pair(view: PairView, has_model: bool, has_gold: bool) -> str:
 
 def _sentence_fact(probability: float, paraphrase: bool) -> str:
     """The sentence head's probability, marked right when it is on the side of the label."""
-    verdict = _verdict_class((probability >= 0.5) == paraphrase)
+    verdict = verdict_class((probability >= 0.5) == paraphrase)
     return f'sentence head: P(paraphrase) <b class="{verdict}">{probability:.2f}</b>'
 
 
@@ -267,177 +261,11 @@ def _random_pair(view: RandomView, position: int) -> str:
     return (
         f'<details class="random-pair" data-partner-line="{view.partner_line}"{probability}>'
         f"<summary>Random pair {position}: {' · '.join(facts)}</summary>"
-        + _figure(view.figure, "random")
-        + _table(
+        + figure_markup(view.figure, "random")
+        + table_markup(
             view.figure,
             view.sentence_probability is not None
             or any(link.probabilities is not None for link in view.figure.links),
         )
         + "</details>"
     )
-
-
-def _figure(figure: FigureView, kind: str) -> str:
-    source_tracks = _tracks(_spans(figure, 0))
-    target_tracks = _tracks(_spans(figure, 1))
-    source_depth = max(source_tracks.values(), default=-1) + 1
-    target_depth = max(target_tracks.values(), default=-1) + 1
-    gap = LINK_ZONE + TRACK_HEIGHT * (source_depth + target_depth)
-    bars = [
-        _bar("source", span, track, _bar_labels(figure, 0, span))
-        for span, track in source_tracks.items()
-    ] + [
-        _bar("target", span, track, _bar_labels(figure, 1, span))
-        for span, track in target_tracks.items()
-    ]
-    links = [_link(number, link) for number, link in enumerate(figure.links)]
-    missed = [
-        f'<g class="missed" data-source="{i} {i}" data-target="{j} {j}" data-kind="word">'
-        '<path class="line"/></g>'
-        for i, j in figure.missed_links
-    ] + [
-        f'<g class="missed" data-source="{_span(s)}" data-target="{_span(t)}" data-kind="phrase">'
-        '<path class="line"/></g>'
-        for s, t in figure.missed_pairs
-    ]
-    longest = max(len(" ".join(figure.source)), len(" ".join(figure.target)))
-    size = next((name for name, length in _SIZES if longest > length), "")
-    return (
-        f'<div class="figure {kind} {size}" data-gap="{gap}">'
-        '<div class="canvas">'
-        f'<svg class="drawing" aria-hidden="true">{"".join(bars)}{"".join(missed)}'
-        f"{''.join(links)}</svg>"
-        + _sentence("source", figure.source)
-        + f'<div class="gap" style="height:{gap}px"></div>'
-        + _sentence("target", figure.target)
-        + "</div></div>"
-        + '<p class="info" aria-live="polite"></p>'
-    )
-
-
-def _sentence(side: str, words: Sequence[str]) -> str:
-    spans = "".join(
-        f'<span class="w" data-i="{i}">{_text(word)}</span>' for i, word in enumerate(words)
-    )
-    return f'<div class="sentence {side}" data-side="{side}">{spans}</div>'
-
-
-def _spans(figure: FigureView, side: int) -> List[Span]:
-    return list(dict.fromkeys((link.source, link.target)[side] for link in figure.links))
-
-
-def _tracks(spans: Iterable[Span]) -> Dict[Span, int]:
-    """
-    A track (0 nearest the words) for each span: shorter spans nearer the words, each in the
-    first track where it overlaps no span already there.
-    """
-    tracks: List[List[Span]] = []
-    placed: Dict[Span, int] = {}
-    for span in sorted(spans, key=lambda s: (s[1] - s[0], s[0])):
-        for number, track in enumerate(tracks):
-            if all(span[1] < other[0] or other[1] < span[0] for other in track):
-                track.append(span)
-                placed[span] = number
-                break
-        else:
-            tracks.append([span])
-            placed[span] = len(tracks) - 1
-    return placed
-
-
-def _bar_labels(figure: FigureView, side: int, span: Span) -> str:
-    labels = {link.label for link in figure.links if (link.source, link.target)[side] == span}
-    return " ".join(sorted(labels))
-
-
-def _bar(side: str, span: Span, track: int, labels: str) -> str:
-    only_negative = " negative-only" if labels == IN_PARAPHRASE else ""
-    return (
-        f'<path class="bar {side}{only_negative}" data-side="{side}" data-span="{_span(span)}" '
-        f'data-track="{track}" data-labels="{labels}"/>'
-    )
-
-
-def _link(number: int, link: LinkView) -> str:
-    classes = ["link", link.label, link.relation]
-    attributes = {
-        "data-k": number,
-        "data-source": _span(link.source),
-        "data-target": _span(link.target),
-        "data-label": link.label,
-        "data-relation": link.relation,
-    }
-    if link.gold is not None:
-        attributes["data-gold"] = link.gold
-        classes.append(link.gold)
-    dot = ""
-    if link.probabilities is not None:
-        attributes["data-probabilities"] = json.dumps(link.probabilities, sort_keys=True)
-        attributes["data-predicted"] = link.predicted
-        agrees = link.predicted == link.label
-        dot = (
-            f'<circle class="dot{"" if agrees else " disagrees"}" '
-            f'data-predicted="{_attribute(link.predicted)}" r="{3 if agrees else 4}"/>'
-        )
-    attributes["class"] = " ".join(classes)
-    return f'<g {_attributes(attributes)}><path class="hit"/><path class="line"/>{dot}</g>'
-
-
-def _table(figure: FigureView, has_model: bool) -> str:
-    if not figure.links:
-        return ""
-    labels = sorted(
-        {label for link in figure.links for label in (link.probabilities or {})},
-        key=lambda label: (label != PARAPHRASE, label),
-    )
-    head = ["#", "source phrase", "target phrase", "corpus label", "words"]
-    if has_model:
-        head += [f"P({label.replace('_', '-')})" for label in labels] + ["model"]
-    if any(link.gold is not None for link in figure.links):
-        head.append("gold")
-    rows = []
-    for number, link in enumerate(figure.links):
-        cells = [
-            str(number + 1),
-            _text(_phrase(figure.source, link.source)),
-            _text(_phrase(figure.target, link.target)),
-            _text(link.label),
-            link.relation,
-        ]
-        if has_model:
-            probabilities = link.probabilities or {}
-            cells += [
-                f"{probabilities[label]:.3f}" if label in probabilities else "–" for label in labels
-            ]
-            if link.predicted is None:
-                cells.append("not seen")
-            else:
-                verdict = _verdict_class(link.predicted == link.label)
-                cells.append(f'<span class="{verdict}">{_text(link.predicted)}</span>')
-        if "gold" in head:
-            cells.append(f'<span class="{link.gold or ""}">{_text(link.gold or "")}</span>')
-        rows.append(
-            f'<tr data-k="{number}">' + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>"
-        )
-    header = "".join(f"<th>{_text(cell)}</th>" for cell in head)
-    return (
-        '<details class="numbers"><summary>Numbers of the phrase pairs</summary>'
-        f"<table><thead><tr>{header}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
-        "</details>"
-    )
-
-
-def _phrase(words: Sequence[str], span: Span) -> str:
-    return " ".join(words[span[0] : span[1] + 1])
-
-
-def _span(span: Span) -> str:
-    return f"{span[0]} {span[1]}"
-
-
-def _verdict_class(right: bool) -> str:
-    return "right" if right else "not-right"
-
-
-def _attributes(attributes: Dict[str, Any]) -> str:
-    return " ".join(f'{name}="{_attribute(value)}"' for name, value in attributes.items())

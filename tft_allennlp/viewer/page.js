@@ -4,7 +4,7 @@
    result into body[data-self-check]. */
 (function () {
   "use strict";
-  var TRACK = 6; // html_page.TRACK_HEIGHT
+  var TRACK = 6; // pair_figure.TRACK_HEIGHT
   var BAR_OFFSET = 4; // from the words to the nearest track
   var NAMES = { paraphrase: "paraphrase", in_paraphrase: "in-paraphrase", random: "random" };
   var body = document.body;

@@ -39,7 +39,7 @@ from tft_experiments.paired import (
 )
 from tft_experiments.report import markdown_table, plot, sweep_table, write_csv
 from tft_experiments.runner import ExperimentRunner, Status, parse_shard
-from tft_experiments.spec import ExperimentSpec, selection_metric
+from tft_experiments.spec import ExperimentSpec
 from tft_experiments.strategies.cross import CROSS
 from tft_experiments.table import TABLE, adopt_finished_runs
 from tft_experiments.training import RunStopped
@@ -224,23 +224,25 @@ def write_outputs(spec: ExperimentSpec) -> Tuple[List[str], int]:
     if spec.reference_base is not None:
         against = f"each base's variants - {spec.reference_base} `none`"
         comparisons.append(("variant", "none", against, spec.reference_base))
+    tasks = spec.task_table()
     with tempfile.TemporaryDirectory(dir=spec.output_dir) as scratch:
         drafts = [os.path.join(scratch, os.path.basename(path)) for path in paths]
-        write_csv(rows, drafts[0])
+        write_csv(rows, drafts[0], tasks)
         with open(drafts[1], "w") as handle:
-            handle.write(markdown_table(rows))
+            handle.write(markdown_table(rows, tasks))
             for factor, reference, title, base in comparisons:
-                table = paired_table(rows, factor, reference, title=title, reference_base=base)
+                table = paired_table(
+                    rows, factor, reference, title=title, reference_base=base, tasks=tasks
+                )
                 if table:
                     handle.write("\n" + table)
             sweep_rows = collect_results(spec, list(spec.sweep_runs()))
             if sweep_rows:
-                handle.write(
-                    "\n"
-                    + sweep_table(sweep_rows, {task: selection_metric(task) for task in spec.tasks})
-                )
-        plot(rows, drafts[2])
-        write_paired_csv(rows, [(f, r, base) for f, r, _, base in comparisons], drafts[3])
+                selection = {task: spec.selection_metric(task) for task in spec.tasks}
+                handle.write("\n" + sweep_table(sweep_rows, selection, tasks))
+        plot(rows, drafts[2], tasks)
+        comparing = [(f, r, base) for f, r, _, base in comparisons]
+        write_paired_csv(rows, comparing, drafts[3], tasks)
         for draft, path in zip(drafts, paths):
             os.replace(draft, path)
     _write_atomically(os.path.join(spec.output_dir, SPEC_FILE), spec.dumps().encode())
