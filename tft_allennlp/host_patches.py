@@ -14,6 +14,16 @@ environment) and `params.evaluate_file` (the package folder as a second library 
 `TFT_*` variable must be set, and configs outside the checkout cannot import the shipped ones
 (`tests/registration_test.py`, the config-defaults test).
 
+**Shipped configs from any folder** (`common/config_defaults.py`, `shipped_config`): AllenNLP
+2.10.1's `Params.from_file` reads a config path only against the current folder (through
+`cached_path`), so `allennlp train training_configs/glue/mrpc.jsonnet` as the README writes it
+works only in the checkout. The plugin wraps `allennlp.common.params.cached_path`, which only
+`Params.from_file` calls there (so `train`, `find-lr`, `build-vocab` and `count-instances`;
+`evaluate` and `predict` take archives): a relative `training_configs/...` path with no file of
+that name in the current folder is read from `CONFIGS_ROOT`, with one line that says so. Remove
+by deleting that wrapping from `config_defaults.install`, then `shipped_config`
+(`tests/common/shipped_configs_test.py`).
+
 **A serialization directory a failed start left** (`training/serialization_dir.py`): AllenNLP's
 `allennlp.training.util.create_serialization_dir` refuses any non-empty directory without
 `--recover` or `--force`, so a run that failed before training blocked its own rerun, and its
@@ -44,15 +54,18 @@ group itself (`tests/training/process_group_test.py`).
 **A quiet terminal** (`common/console.py`): the `allennlp` command prints AllenNLP's whole INFO
 log (parameter dumps, plugin chatter) and a traceback where one line would do. Wraps
 `allennlp.common.logging.prepare_global_logging`, filters the terminal's handlers and some
-third-party warnings (not with `TFT_VERBOSE=1`), and wraps `sys.excepthook`, in the `allennlp`
-command only. Remove to get AllenNLP's own output back (`tests/console_test.py`).
+third-party warnings (not with `TFT_VERBOSE=1`), and wraps `sys.excepthook` (and `train`'s, which
+logs `CRITICAL: Uncaught exception` to the terminal) so that a mistake of the user's ends with one
+line naming the log that keeps its traceback, in the `allennlp` command only. Remove to get
+AllenNLP's own output back (`tests/console_test.py`, `tests/console_errors_test.py`).
 
 **`predict` and `evaluate` that never write over an input** (`predictors/allennlp_commands.py`):
 AllenNLP opens an output file before it reads the input, so an output that is the input empties
-it, and `predict` reports a bad input line without its file and line. Replaces
-`allennlp.commands.predict._PredictManager` and `_get_predictor`, and
-`allennlp.commands.evaluate.evaluate_from_archive`. Remove when AllenNLP checks its outputs
-(`tests/predictors/allennlp_commands_test.py`).
+it, `predict` reports a bad input line without its file and line, and neither shows its results
+as a person reads them (`evaluate` prints no scores without `--output-file`; `predict` prints
+`input 0: ...`/`prediction: ...` pairs). Replaces `allennlp.commands.predict._PredictManager` and
+`_get_predictor`, and `allennlp.commands.evaluate.evaluate_from_archive`. Remove when AllenNLP
+checks its outputs (`tests/predictors/allennlp_commands_test.py`, `tests/console_errors_test.py`).
 
 **Archives as untrusted input** (`common/untrusted_archives.py`): `load_archive` extracts with
 `tarfile` and no filter, evaluates the archive's config as jsonnet, builds any class a dotted

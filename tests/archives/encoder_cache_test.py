@@ -15,7 +15,7 @@ import pytest
 from allennlp.common.checks import ConfigurationError
 
 from tests.common.output_paths_test import gone_pid
-from tft_allennlp.archives import encoder_cache
+from tft_allennlp.archives import encoder_cache, encoder_export
 from tft_allennlp.archives.cache_manifest import MANIFEST_FILE, entry_problem, write_manifest
 from tft_allennlp.archives.encoder_cache import exported_encoder
 from tft_allennlp.common.output_paths import STAGING_PREFIX, draft_name
@@ -33,7 +33,7 @@ def cache(tmp_path, monkeypatch):
     monkeypatch.setattr(encoder_cache, "_exported", {})
     exports = []
 
-    def fake_export(archive_file, output_dir):
+    def fake_export(archive_file, output_dir, card=True):
         os.makedirs(output_dir)
         for name, content in FILES.items():
             (tmp_path / "written").write_bytes(content)
@@ -202,7 +202,7 @@ def test_an_entry_another_process_completed_first_wins_if_sound(
     fake_export = encoder_cache.export_encoder
     theirs = {}
 
-    def racing_export(archive_file, output_dir):
+    def racing_export(archive_file, output_dir, card=True):
         # While this export runs, another process installs its own entry.
         fake_export(archive_file, str(tmp_path / "other"))
         write_manifest(str(tmp_path / "other"), ARCHIVE_SHA256)
@@ -221,7 +221,7 @@ def test_an_entry_another_process_completed_first_wins_if_sound(
 
 
 def test_a_failed_export_leaves_no_entry(cache, monkeypatch):
-    def failing_export(archive_file, output_dir):
+    def failing_export(archive_file, output_dir, card=True):
         os.makedirs(output_dir)
         open(os.path.join(output_dir, "config.json"), "w").write("{}")
         raise KeyboardInterrupt
@@ -287,3 +287,22 @@ def test_an_encoders_file_in_the_cache_is_named(cache, tmp_path, monkeypatch):
         f"TFT_CACHE={tmp_path}/cache holds a file {tmp_path}/cache/encoders where its encoders "
         "folder goes; remove it, or point it at another folder"
     )
+
+
+def test_the_exports_line_names_the_cache_entry_not_the_staging_folder(cache, caplog, monkeypatch):
+    fake_export = encoder_cache.export_encoder
+
+    def export_saying_where(archive_file, output_dir, **options):
+        # The real export ends with this line, naming the folder it was given.
+        fake_export(archive_file, output_dir)
+        encoder_export.logger.info("Wrote the encoder of %s to %s", archive_file, output_dir)
+        return output_dir
+
+    monkeypatch.setattr(encoder_cache, "export_encoder", export_saying_where)
+    with caplog.at_level(logging.INFO):
+        directory = exported_encoder(cache["archive"])
+    said = [r.getMessage() for r in caplog.records if r.name == encoder_export.logger.name]
+    assert said == [f"Wrote the encoder of {cache['archive']} to {directory}"]
+    assert STAGING_PREFIX in cache["exports"][0]  # where it was written: gone now
+    assert not os.path.exists(cache["exports"][0])
+    assert encoder_export.logger.filters == []  # and only while the cache writes an entry

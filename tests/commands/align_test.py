@@ -1,3 +1,4 @@
+import argparse
 import itertools
 import json
 import os
@@ -120,6 +121,24 @@ def test_an_existing_output_is_refused_without_force(tmp_path, monkeypatch):
         align_file(str(source), str(output))
     assert output.read_text() == "an earlier corpus\n"
     assert align_file(str(source), str(output), force=True)["pairs written"] == 15
+
+
+def test_limit_aligns_only_the_first_pairs(tmp_path, monkeypatch):
+    source, output = tmp_path / "pairs.tsv", tmp_path / "out.jsonl"
+    # A bad line right after the first three pairs: never read, so never an error.
+    write_pairs(source, bad_line="only one column")
+    monkeypatch.setattr(align, "align_stream", aligning_until())
+    assert align_file(str(source), str(output), limit=3)["pairs written"] == 3
+    assert [json.loads(line) for line in output.read_text().splitlines()] == [
+        {"source_phrases": [], "target_phrases": [], "alignments": []}
+    ] * 3
+    with pytest.raises(ConfigurationError, match="limit must be at least 1, got 0"):
+        align_file(str(source), str(output), force=True, limit=0)
+    parser = argparse.ArgumentParser()
+    align.Align().add_subparser(parser.add_subparsers())
+    assert parser.parse_args(["tft-align", "a", "b", "--limit", "2"]).limit == 2
+    with pytest.raises(SystemExit):
+        parser.parse_args(["tft-align", "a", "b", "--limit", "0"])
 
 
 def test_the_drafts_of_a_killed_run_are_removed_by_the_next(tmp_path, monkeypatch):

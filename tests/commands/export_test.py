@@ -1,7 +1,9 @@
 import importlib.util
 import json
 import os
+import re
 import shutil
+from typing import Any, Dict, Tuple
 
 import pytest
 import torch
@@ -10,6 +12,7 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.data import Vocabulary
 from allennlp.modules.text_field_embedders import BasicTextFieldEmbedder
 from allennlp.predictors import Predictor
+from huggingface_hub import ModelCard
 from sentence_transformers import SentenceTransformer
 from transformers import AutoModel, AutoModelForSequenceClassification, AutoTokenizer
 
@@ -58,6 +61,18 @@ def test_sentence_transformers_loads_the_export_with_mean_pooling(tmp_path):
     expected = (hidden * mask).sum(1) / mask.sum(1)
     assert embeddings.shape == (3, hidden.size(-1))
     assert torch.allclose(embeddings, expected, atol=1e-5)
+    header, text = _model_card(str(exported), str(tmp_path / "injection"))
+    assert header["library_name"] == "sentence-transformers"
+    assert header["pipeline_tag"] == "sentence-similarity"
+    assert {"tft-allennlp", "paraphrase-injection"} <= set(header["tags"])
+    config = json.loads((tmp_path / "injection/config.json").read_text())
+    corpus = config["train_data_path"]
+    with open(corpus) as handle:
+        pairs = sum(1 for line in handle if line.strip())
+    reader = config["dataset_reader"]
+    assert f"`{os.path.basename(corpus)}`: {pairs} pairs" in text
+    assert f"validation_fraction {reader['validation_fraction']}, seed {reader['seed']}" in text
+    assert f"Phrase pooling: `{config['model']['span_extractor']['type']}`" in text
 
 
 def _sentence_transformers_base(directory: str) -> str:
@@ -129,16 +144,36 @@ def test_a_sentence_transformers_base_exports_with_its_own_modules(
     assert torch.allclose(embeddings.norm(dim=-1), torch.ones(len(embeddings)), atol=1e-5)
 
 
+def _model_card(directory: str, run: str) -> Tuple[Dict[str, Any], str]:
+    """The README.md's header as the Hub reads it, and its text, whose metrics table must hold
+    the training run's best validation metrics."""
+    card = ModelCard.load(os.path.join(directory, "README.md"))
+    with open(os.path.join(run, "metrics.json")) as handle:
+        recorded = json.load(handle)
+    expected = {
+        key[len("best_validation_") :]: value
+        for key, value in recorded.items()
+        if key.startswith("best_validation_")
+    }
+    table = dict(re.findall(r"^\| (\w+) \| ([-+.\deE]+) \|$", card.text, re.MULTILINE))
+    assert expected and table.keys() == expected.keys()
+    for key, value in expected.items():
+        assert float(table[key]) == pytest.approx(value, abs=5e-5), key
+    return card.data.to_dict(), card.text
+
+
 @pytest.fixture(scope="module")
 def glue_archives(tmp_path_factory, tiny_bert):
-    """MRPC and STS-B archives trained for one epoch on the fixtures."""
+    """MRPC (a sample of 6 training rows) and STS-B archives trained for one epoch on the
+    fixtures."""
     paths = {}
     for task in ("mrpc", "stsb"):
         directory = tmp_path_factory.mktemp(task)
+        size = {"dataset_reader.train_size": 6} if task == "mrpc" else {}
         train_model_from_file(
             CONFIGS_ROOT / f"glue/{task}.jsonnet",
             directory,
-            overrides=json.dumps({"trainer.num_epochs": 1}),
+            overrides=json.dumps({"trainer.num_epochs": 1, **size}),
         )
         paths[task] = str(directory / "model.tar.gz")
     return paths
@@ -177,6 +212,28 @@ def test_a_glue_archive_exports_as_a_hugging_face_classifier(glue_archives, task
         expected = torch.tensor([output["logits"] for output in outputs])
     assert tokenizer.model_max_length == 128
     assert (logits - expected).abs().max().item() <= 1e-5
+    header, text = _model_card(output, os.path.dirname(glue_archives[task]))
+    assert header["library_name"] == "transformers"
+    assert header["pipeline_tag"] == "text-classification"
+    assert header["datasets"] == ["nyu-mll/glue"] and task in header["tags"]
+    size = "`train_size` 6: that many rows sampled with seed 13370" if task == "mrpc" else "all"
+    assert f"GLUE task `{task}`: `train.tsv`, {size}" in text
+
+
+def test_an_encoder_export_has_a_model_card(glue_archives, tiny_bert, tmp_path):
+    output = str(tmp_path / "encoder")
+    export_encoder(glue_archives["mrpc"], output)
+    header, text = _model_card(output, os.path.dirname(glue_archives["mrpc"]))
+    assert header["library_name"] == "transformers"
+    assert header["pipeline_tag"] == "feature-extraction"
+    assert header["metrics"] == ["accuracy", "f1"]
+    assert "base_model" not in header  # a local checkpoint is no Hub id
+    assert f"`{tiny_bert}` (a local checkpoint" in text
+    with open(os.path.join(os.path.dirname(glue_archives["mrpc"]), "config.json")) as handle:
+        config = json.load(handle)
+    assert f"Batch size: {config['data_loader']['batch_size']}" in text
+    assert f"learning rate {config['trainer']['optimizer']['lr']}" in text
+    assert f'AutoModel.from_pretrained("{output}")' in text
 
 
 @pytest.mark.parametrize("architecture", ["bert", "roberta", "mpnet", "deberta-v2"])

@@ -1,18 +1,20 @@
 """
 A model archive of this plugin given as `model_name` (to the `tft_pretrained_transformer`
 tokenizer, indexer, embedder and backbone, or `tft_glue_head`): its encoder is exported once, by
-the same function as `allennlp tft-export` (`export_encoder`), into a cache directory keyed by
-the archive's SHA-256 (`$TFT_CACHE/encoders/`, `TFT_CACHE` defaulting to
-`~/.cache/tft_allennlp`), and read from there: injection and fine-tuning are two `allennlp train`
-commands. `tft_allennlp.common.transformer_source` reads archives through `exported_encoder`.
+the same function as `allennlp tft-export` (`export_encoder`), into a cache directory named by
+the first 32 hexadecimal digits of the archive's SHA-256 (`$TFT_CACHE/encoders/`, `TFT_CACHE`
+defaulting to `~/.cache/tft_allennlp`), and read from there: injection and fine-tuning are two
+`allennlp train` commands. `tft_allennlp.common.transformer_source` reads archives through
+`exported_encoder`.
 
 A cache entry is checked before it is used, once per process (`entry_problem`,
 `tft_allennlp.archives.cache_manifest`). The export is written to a staging folder, then its
-manifest, and only then is the folder renamed into place: a killed write never leaves an entry,
-and an entry without a manifest is one an older version wrote. An entry that lacks a file, holds
-one its manifest does not list, a file whose size or digest differs, a symbolic link, or anything
-but folders and plain files is not used but rebuilt from the archive, with one WARNING line that
-says why. A `TFT_CACHE` that cannot be a folder is a `ConfigurationError` that names it.
+manifest, and only then is the folder renamed into place (the export's own line names the
+entry, not the staging folder): a killed write never leaves an entry, and an entry without a
+manifest is one an older version wrote. An entry that lacks a file, holds one its manifest does
+not list, a file whose size or digest differs, a symbolic link, or anything but folders and
+plain files is not used but rebuilt from the archive, with one WARNING line that says why. A
+`TFT_CACHE` that cannot be a folder is a `ConfigurationError` that names it.
 """
 
 import contextlib
@@ -26,6 +28,7 @@ import numpy
 import torch
 from allennlp.common.checks import ConfigurationError
 
+from tft_allennlp.archives import encoder_export
 from tft_allennlp.archives.cache_manifest import entry_problem, sha256, write_manifest
 from tft_allennlp.archives.encoder_export import export_encoder
 from tft_allennlp.common.output_paths import remove_leftovers, staging_name
@@ -40,9 +43,9 @@ def exported_encoder(archive_file: str) -> str:
     """
     The encoder of the model archive `archive_file` as a Hugging Face checkpoint directory,
     written by `tft-export`'s own function the first time it is asked for, into
-    `$TFT_CACHE/encoders/<SHA-256 of the archive>`, and written again whenever that entry fails
-    `entry_problem`'s check. A `ConfigurationError` naming `TFT_CACHE` when the cache cannot be
-    a folder or cannot be written.
+    `$TFT_CACHE/encoders/<first 32 hexadecimal digits of the archive's SHA-256>`, and written
+    again whenever that entry fails `entry_problem`'s check. A `ConfigurationError` naming
+    `TFT_CACHE` when the cache cannot be a folder or cannot be written.
     """
     status = os.stat(archive_file)
     key = (os.path.realpath(archive_file), status.st_size, status.st_mtime_ns)
@@ -91,8 +94,8 @@ def _build_entry(archive_file: str, archive_digest: str, directory: str) -> None
         encoder = os.path.join(staging, "encoder")
         # Building the archive's model draws random numbers (its heads' initialisation): the
         # run that asked for the encoder must go on as if the export had not happened.
-        with _random_state_kept():
-            export_encoder(archive_file, encoder)
+        with _random_state_kept(), _naming_the_entry(encoder, directory):
+            export_encoder(archive_file, encoder, card=False)  # a cache entry needs no card
         write_manifest(encoder, archive_digest)
         for attempt in range(3):
             try:
@@ -156,6 +159,23 @@ def _first_existing(path: str) -> str:
     while not os.path.lexists(path) and os.path.dirname(path) != path:
         path = os.path.dirname(path)
     return path
+
+
+@contextlib.contextmanager
+def _naming_the_entry(staging: str, entry: str) -> Iterator[None]:
+    """The export's log lines ("Wrote the encoder of ... to ...") name the cache `entry` it
+    becomes, not the `staging` folder it is written in, which is gone afterwards."""
+
+    def rename(record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(entry if arg == staging else arg for arg in record.args)
+        return True
+
+    encoder_export.logger.addFilter(rename)
+    try:
+        yield
+    finally:
+        encoder_export.logger.removeFilter(rename)
 
 
 @contextlib.contextmanager

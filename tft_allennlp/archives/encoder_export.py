@@ -24,6 +24,7 @@ from tft_allennlp.archives.loading import (
     check_export_paths,
     opened_archive,
 )
+from tft_allennlp.archives.model_card import write_model_card
 from tft_allennlp.archives.sentence_transformers_files import write_sentence_transformers_files
 from tft_allennlp.common.output_paths import check_not_reading, output_directory
 
@@ -36,12 +37,14 @@ def export_encoder(
     weights_file: Optional[str] = None,
     sentence_transformers: bool = False,
     force: bool = False,
+    card: bool = True,
 ) -> str:
     """
     Saves the archive's `PretrainedTransformerEmbedder` model and its reader's tokenizer to
     `output_dir` with `save_pretrained` (and, with `sentence_transformers`, the
     sentence-transformers files: the base's own modules when the base is a sentence-transformers
-    model, else mean pooling), and returns `output_dir`. Nothing is read but the archive (and, for
+    model, else mean pooling) and, with `card`, a `README.md` model card (`model_card`), and
+    returns `output_dir`. Nothing is read but the archive (and, for
     an archive made before archives held the checkpoint's files, the base checkpoint).
     `output_dir` must be new or empty unless `force` is given; the files appear there together,
     once all are written (`output_directory`).
@@ -74,6 +77,11 @@ def export_encoder(
                     transformer.config.hidden_size,
                     archive.dataset_reader.encoder.max_length,  # type: ignore[attr-defined]
                     base=getattr(embedder, "source", None),
+                )
+            if card:
+                kind = "sentence-transformers" if sentence_transformers else "transformers"
+                write_model_card(
+                    target, kind, archive, archive_file, base, weights_file, output_dir
                 )
         if adapters is not None:
             logger.warning(

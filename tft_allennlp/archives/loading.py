@@ -33,6 +33,11 @@ def load_model_archive(
     """The archive, or a `ConfigurationError` that names the file (`name`, where the archive was
     extracted from it) and what is wrong with it."""
     name = name or archive_file
+    if is_hugging_face_folder(archive_file):  # AllenNLP would fail on its config
+        raise ConfigurationError(
+            f"{name}: a Hugging Face model folder, not a model archive (a model.tar.gz, or a "
+            "serialization directory)."
+        )
     try:
         return load_archive(archive_file, cuda_device=cuda_device, weights_file=weights_file)
     except (tarfile.ReadError, EOFError, zlib.error, gzip.BadGzipFile) as error:

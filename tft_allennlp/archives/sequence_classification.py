@@ -36,6 +36,7 @@ from tft_allennlp.archives.loading import (
     check_export_paths,
     opened_archive,
 )
+from tft_allennlp.archives.model_card import write_model_card
 from tft_allennlp.common.output_paths import output_directory
 from tft_allennlp.models.glue_classifier import GlueClassifier
 
@@ -56,8 +57,9 @@ def export_sequence_classifier(
     """
     Saves the archive's GLUE classifier as a Hugging Face `AutoModelForSequenceClassification`
     (`sequence_classifier`) with its reader's tokenizer, whose `model_max_length` is the reader's
-    `max_length`, so that `tokenizer(a, b, truncation=True)` cuts pairs as the reader did;
-    returns `output_dir` (written as `export_encoder` writes it).
+    `max_length`, so that `tokenizer(a, b, truncation=True)` cuts pairs as the reader did, and
+    a `README.md` model card (`model_card`); returns `output_dir` (written as `export_encoder`
+    writes it).
     """
     check_export_paths(archive_file, weights_file, output_dir)
     with opened_archive(archive_file, weights_file) as archive:
@@ -82,6 +84,16 @@ def export_sequence_classifier(
         with output_directory(output_dir, force, [archive_file, weights_file]) as target:
             model.save_pretrained(target, safe_serialization=True)
             save_tokenizer(tokenizer, target, max_length)
+            base = getattr(embedder, "model_name", None)
+            write_model_card(
+                target,
+                "sequence-classification",
+                archive,
+                archive_file,
+                base,
+                weights_file,
+                output_dir,
+            )
     logger.info("Wrote the classifier of %s to %s", archive_file, output_dir)
     return output_dir
 

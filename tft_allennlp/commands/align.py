@@ -6,6 +6,7 @@ writes the aligned corpus (JSON lines) that `training_configs/injection/` reads.
 
 import argparse
 import collections
+import itertools
 import json
 import logging
 import os
@@ -29,6 +30,7 @@ from tft_allennlp.alignment.pipeline import (
 )
 from tft_allennlp.commands.arguments import float_in, json_object, positive_int
 from tft_allennlp.common.atomic_files import naming_path
+from tft_allennlp.common.console import stopped
 from tft_allennlp.common.input_problems import (
     InputProblems,
     MalformedInputError,
@@ -65,6 +67,12 @@ class Align(Subcommand):
             help="with MRPC input, align the non-paraphrase pairs too",
         )
         subparser.add_argument("--max-sentence-chars", type=positive_int, default=2000)
+        subparser.add_argument(
+            "--limit",
+            type=positive_int,
+            metavar="N",
+            help="align only the input's first N pairs (to try settings on a sample)",
+        )
         subparser.add_argument(
             "--aligner",
             type=json_object,
@@ -136,9 +144,10 @@ def _align_from_args(args: argparse.Namespace) -> None:
             aligner=aligner,
             packages=packages,
             force=args.force,
+            limit=args.limit,
         )
     except (ConfigurationError, MalformedInputError, OSError) as error:
-        sys.exit(f"tft-align: {error}")
+        sys.exit(stopped("tft-align", error))
     for key, value in summary.items():
         print(f"{key:>28}: {value}")
 
@@ -155,6 +164,7 @@ def align_file(
     aligner: Optional[Dict[str, Any]] = None,
     packages: Sequence[str] = (),
     force: bool = False,
+    limit: Optional[int] = None,
 ) -> dict:
     """
     Aligns every valid pair of `input_path` into `output_path`; returns the summary.
@@ -166,8 +176,10 @@ def align_file(
     and `force` is not set (`tft_allennlp.common.output_paths`), and a `MalformedInputError`
     for a malformed line or an input without a single pair to align. `aligner` holds the
     parameters of the `PhraseAligner` (default `tft_syntactic`), registered by `packages` if it
-    is the user's.
+    is the user's. With `limit`, only the first `limit` pairs of the input are read and aligned.
     """
+    if limit is not None and limit < 1:
+        raise ConfigurationError(f"limit must be at least 1, got {limit}")
     _check_readable(input_path)
     _check_embeddings(aligner)
     resolve_spacy_model(spacy_model)
@@ -179,6 +191,8 @@ def align_file(
     problems = InputProblems(input_path, lenient)
     counts: collections.Counter = collections.Counter()
     pairs = read_sentence_pairs(input_path, problems, max_sentence_chars, mrpc_all_pairs, counts)
+    if limit is not None:
+        pairs = itertools.islice(pairs, limit)
     started = time.perf_counter()
     written = phrases = alignments = 0
     draft = draft_name(target)
