@@ -32,7 +32,10 @@ from allennlp.commands import main
 from allennlp.common import Params, cached_transformers
 
 from tests import PROJECT_ROOT
+from tft_allennlp.common import console
 from tft_experiments import training
+
+LOG_FORMAT = "%(asctime)s - %(levelname)s - %(name)s - %(message)s"  # allennlp/__main__.py's
 
 
 def write_config(
@@ -140,9 +143,18 @@ def fork_allennlp(
 
 
 def _run_allennlp(
-    arguments: List[str], stdout: int, stderr: int, environment: Dict[str, str]
+    arguments: List[str],
+    stdout: int,
+    stderr: int,
+    environment: Dict[str, str],
+    as_program: bool = False,
 ) -> int:
-    """In the forked child: `allennlp.commands.main` with a clean slate; the exit code."""
+    """
+    In the forked child: `allennlp.commands.main` with a clean slate; the exit code. With
+    `as_program`, the child is the `allennlp` program as a user runs it: its log handler (as
+    `allennlp/__main__.py` sets it), the plugin's terminal (`tft_allennlp.common.console`),
+    and an uncaught error handed to `sys.excepthook`, as the interpreter does.
+    """
     code = 1
     try:
         # GNU OpenMP's thread pool does not survive a fork: the child's first parallel kernel
@@ -158,6 +170,9 @@ def _run_allennlp(
         logging.getLogger().handlers.clear()
         sys.modules["__main__"] = types.ModuleType("__main__")
         sys.argv = ["allennlp", *arguments]
+        if as_program:
+            logging.basicConfig(format=LOG_FORMAT, level=logging.INFO, force=True)
+            console.install()
         cached_transformers._clear_caches()
         main(prog="allennlp")
         code = 0
@@ -166,7 +181,10 @@ def _run_allennlp(
         if isinstance(exit.code, str):  # as the interpreter prints it
             print(exit.code, file=sys.stderr)
     except BaseException:
-        traceback.print_exc()
+        if as_program:
+            sys.excepthook(*sys.exc_info())
+        else:
+            traceback.print_exc()
     finally:
         for stream in (sys.stdout, sys.stderr):
             stream.flush()

@@ -1,13 +1,14 @@
 """
 A fault and bad-input campaign over every command family, as a user meets it: each case sets up
-files in a fresh directory, runs one real `allennlp` command line (in a forked child, with a
-time limit), and is classified by what the user gets:
+files in a fresh directory, runs one real `allennlp` command line (in a forked child that is
+the `allennlp` program, with its terminal and excepthook, and a time limit), and is classified
+by what the user gets:
 
 - "clear error": the command fails, and the last line it prints names the thing that is wrong
-  (the file, the line, the key);
+  (the file, the line, the key), with no traceback on the terminal (the log keeps it);
 - "correct": the command does what it should, checked on the files it leaves;
-- "traceback": it fails, but its last line does not name the thing (a raw `OSError`, an
-  unpickling error, a `KeyError`);
+- "traceback": it fails, but prints a traceback, or its last line does not name the thing (a
+  raw `OSError`, an unpickling error, a `KeyError`);
 - "silent": it exits 0 with a wrong result (a metric of 0.0, an overwritten file, a pair left
   out), or hangs.
 
@@ -21,12 +22,14 @@ fails with `[Errno 28]`.
 """
 
 import argparse
+import contextlib
 import dataclasses
 import io
 import json
 import os
 import pathlib
 import pickle
+import re
 import resource
 import shutil
 import signal
@@ -111,7 +114,7 @@ def run_allennlp(
         if file_size_limit is not None:
             signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
             resource.setrlimit(resource.RLIMIT_FSIZE, (file_size_limit, file_size_limit))
-        os._exit(_run_allennlp(argv, pipes[0][1], pipes[1][1], environment or {}))
+        os._exit(_run_allennlp(argv, pipes[0][1], pipes[1][1], environment or {}, as_program=True))
     for _, write in pipes:
         os.close(write)
     texts: List[List[bytes]] = [[], []]
@@ -158,6 +161,8 @@ def classify(case: Case, run: Run, outcome: Outcome, directory: pathlib.Path) ->
         )
     if outcome.returncode == 0:
         return "silent"
+    if "Traceback (most recent call last)" in outcome.stderr:
+        return "traceback"  # even with a last line that names the thing (issue 61)
     return "clear error" if all(name in outcome.last_line for name in names) else "traceback"
 
 
@@ -171,7 +176,16 @@ def run_case(case: Case, directory: pathlib.Path, artifacts: Artifacts) -> Tuple
         if run.before is not None:
             run.before()
         outcome = run_allennlp(run.argv, directory, run.environment, run.file_size_limit)
+    forget_temporary_log(outcome)
     return classify(case, run, outcome, directory), outcome
+
+
+def forget_temporary_log(outcome: Outcome) -> None:
+    """Deletes the temporary log (`/tmp/allennlp-error-*.log`) that an error's line names."""
+    named = re.search(r"\(traceback: (\S+allennlp-error-\w+\.log)\)$", outcome.last_line)
+    if named and os.path.isabs(named.group(1)):
+        with contextlib.suppress(OSError):
+            os.remove(named.group(1))
 
 
 def _without_unknown_force(argv: List[str]) -> List[str]:

@@ -227,7 +227,7 @@ def test_every_valid_line_is_predicted(predictors, tmp_path):
 
 @pytest.mark.parametrize("name", CASES)
 def test_allennlp_predict_names_the_line(archives, tmp_path, name):
-    """The real command: its last line of stderr names file and line, raised by the predictor."""
+    """The real command: its one line of stderr names file and line, raised by the predictor."""
     lines = CASES[name][0]()[:4]
     lines[2] = DEEP_FAILURES[name](lines[2])
     path = tmp_path / "input.jsonl"
@@ -238,8 +238,15 @@ def test_allennlp_predict_names_the_line(archives, tmp_path, name):
         command, cwd=PROJECT_ROOT, env=dict(os.environ), capture_output=True, text=True
     )
     assert result.returncode != 0
-    stderr = result.stderr.strip().splitlines()
-    # The third JSON line is the file's fourth: the blank line counts.
-    assert re.match(rf"\S*MalformedInputError: {re.escape(str(path))}:4: ", stderr[-1]), stderr[-1]
-    raising_frame = [line for line in stderr if line.lstrip().startswith("File ")][-1]
+    # One line (after the phrase predictor's note of the spaCy model it uses), no traceback; the
+    # third JSON line is the file's fourth: the blank line counts.
+    line = result.stderr.strip().splitlines()[-1]
+    assert line.startswith(f"error: {path}:4: "), result.stderr
+    assert "Traceback" not in result.stderr
+    # The traceback, in the log that the line names.
+    log = re.search(r"\(traceback: (\S+)\)$", line).group(1)
+    trace = (PROJECT_ROOT / log).read_text().splitlines()
+    os.remove(PROJECT_ROOT / log)
+    assert re.match(rf"\S*MalformedInputError: {re.escape(str(path))}:4: ", trace[-1]), trace[-1]
+    raising_frame = [line for line in trace if line.lstrip().startswith("File ")][-1]
     assert "tft_allennlp/predictors" in raising_frame, raising_frame

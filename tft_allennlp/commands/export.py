@@ -6,7 +6,8 @@ With `--sentence-transformers` the directory also loads as `SentenceTransformer(
 the base's own pooling, normalisation and maximum length when the base is a sentence-transformers
 model, else with mean pooling. With `--sequence-classification` a GLUE classifier is written as
 a Hugging Face `AutoModelForSequenceClassification` instead. Only the archive is read: it holds
-the base's config, tokenizer and pooler. This module is the command line over
+the base's config, tokenizer and pooler. Every export carries a `README.md` model card
+(`tft_allennlp.archives.model_card`). This module is the command line over
 `tft_allennlp.archives`, which does the exporting.
 
 A model trained with adapters (`tft_allennlp.modules.adapters`) is not merged: the checkpoint
@@ -27,6 +28,7 @@ from safetensors import SafetensorError
 from tft_allennlp.archives.encoder_export import export_encoder
 from tft_allennlp.archives.sequence_classification import export_sequence_classifier
 from tft_allennlp.common.atomic_files import naming_path
+from tft_allennlp.common.console import stopped
 from tft_allennlp.common.output_paths import add_force_argument, check_output_directory
 
 
@@ -87,6 +89,7 @@ def _export_from_args(args: argparse.Namespace) -> None:
                     force=args.force,
                 )
     except SafetensorError as error:  # safetensors' writer: no OSError, no path
-        sys.exit(f"tft-export: {args.output_dir}: cannot write the weights: {error}")
+        message = f"{args.output_dir}: cannot write the weights: {error}"
+        sys.exit(stopped("tft-export", error, message))
     except (ConfigurationError, OSError) as error:
-        sys.exit(f"tft-export: {error}")
+        sys.exit(stopped("tft-export", error))

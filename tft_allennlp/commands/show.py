@@ -13,6 +13,7 @@ from allennlp.commands.subcommand import Subcommand
 from allennlp.common.checks import ConfigurationError
 
 from tft_allennlp.commands.arguments import positive_int
+from tft_allennlp.common.console import stopped
 from tft_allennlp.common.input_problems import MalformedInputError
 from tft_allennlp.common.output_paths import add_force_argument
 from tft_allennlp.viewer.page_writer import write_page
@@ -69,7 +70,7 @@ def _show_from_args(args: argparse.Namespace) -> None:
             batch_size=args.batch_size,
         )
     except (ConfigurationError, MalformedInputError, OSError) as error:
-        sys.exit(f"tft-show: {error}")
+        sys.exit(stopped("tft-show", error))
     summary["page"] = args.output
     width = max(len(key) for key in summary)
     for key, value in summary.items():

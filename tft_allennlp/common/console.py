@@ -9,18 +9,28 @@ goes to the serialization directory's `out.log`, which keeps every record.
 log back to the terminal. Only the `allennlp` command line is quietened: a program that imports
 the plugin keeps its own logging as it set it up.
 
-Also here, for the same command line: when the default model `bert-base-uncased` (used because
-`TFT_MODEL` is unset) cannot be loaded, the command ends with one line that names `TFT_MODEL`
-instead of the hub's connection traceback, and a refused archive
-(`tft_allennlp.common.untrusted_archives`) with the one line that names it and the member.
+Also here, for the same command line: a mistake of the user's (`user_error`: a
+`ConfigurationError`, such as an unknown key, an existing output or a refused archive; a
+`MalformedInputError`, a bad row or label at `file:line`; a missing or unreadable file; the
+default model `bert-base-uncased`, used because `TFT_MODEL` is unset, out of reach) ends the
+command with one line, `error: ... (traceback: LOG)`, instead of a traceback: where a path came
+from `GLUE_DIR`, `TFT_MODEL`, `TFT_PARAPHRASE_CORPUS` or `TFT_CACHE` (or their defaults), the
+line names the variable and how to set it. The traceback goes to the run's log (a training's
+`out.log`) or, before there is one, a temporary log, and with `TFT_VERBOSE=1` to the terminal
+too. The plugin's commands end the same way (`stopped`). Any other error is a bug and keeps its
+traceback.
 """
 
+import errno
 import logging
 import os
+import re
 import sys
+import tempfile
+import traceback
 import warnings
 from types import TracebackType
-from typing import Any, Callable, List, Optional, Type
+from typing import Any, Callable, List, Optional, Tuple, Type
 
 from tft_allennlp.common.config_defaults import CONFIG_DEFAULTS
 
@@ -33,6 +43,7 @@ _RESULT_LOGGERS = (
     "allennlp.training.callbacks.console_logger",  # each epoch's metrics table
     "allennlp.commands.evaluate",
     "tft_allennlp.commands",
+    "tft_allennlp.common.config_defaults",  # the shipped config a missing path was read from
     # What the exports wrote (tft-export, and an archive's encoder put in the cache).
     "tft_allennlp.archives.encoder_export",
     "tft_allennlp.archives.sequence_classification",
@@ -41,6 +52,8 @@ _RESULT_LOGGERS = (
     "tft_allennlp.training.callbacks.parameter_counts",
 )
 _RESULT_PREFIXES = ("Metrics:", "Epoch ", "Finished evaluating")
+# INFO records of result loggers that are progress, which the progress bar shows.
+_PROGRESS_PREFIXES = ("Reading evaluation data from",)
 # Warnings a user cannot act on: AllenNLP's own choices, and its dependencies' deprecations.
 _IGNORED_WARNINGS = (
     "patience was set to None",
@@ -76,7 +89,7 @@ class QuietFilter(logging.Filter):
         message = str(record.msg)
         if record.levelno >= logging.WARNING:
             return not any(text in message for text in _IGNORED_WARNINGS)
-        if record.levelno < logging.INFO:
+        if record.levelno < logging.INFO or message.startswith(_PROGRESS_PREFIXES):
             return False
         return record.name.startswith(_RESULT_LOGGERS) or message.startswith(_RESULT_PREFIXES)
 
@@ -157,33 +170,165 @@ def model_hint(error: BaseException) -> Optional[str]:
     )
 
 
-def _is_refusal(error: BaseException) -> bool:
-    """Whether `error` refuses untrusted input (an archive): its message is the one line."""
-    from tft_allennlp.common.untrusted_archives import UntrustedArchiveError
+# The variables whose values name the configs' paths, and how to fix each.
+PATH_VARIABLES = {
+    "GLUE_DIR": "set GLUE_DIR to the GLUE data folder, which holds a folder per task: MRPC/, ...",
+    "TFT_MODEL": (
+        "set TFT_MODEL to a Hugging Face checkpoint (a local folder or a hub name) or an "
+        "injection archive"
+    ),
+    "TFT_PARAPHRASE_CORPUS": (
+        "set TFT_PARAPHRASE_CORPUS to the aligned corpus that `allennlp tft-align` writes"
+    ),
+    "TFT_CACHE": "set TFT_CACHE to a folder the plugin may write",
+}
+# `OSError`s that name a file the user gave (directly, in a config or through a variable), and
+# those of a full or read-only disk.
+_PATH_ERRORS = (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)
+_DISK_ERRORS = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EROFS)
 
-    return isinstance(error, UntrustedArchiveError)
+
+def _user_error_types() -> Tuple[Type[BaseException], ...]:
+    from allennlp.common.checks import ConfigurationError
+
+    from tft_allennlp.common.input_problems import MalformedInputError
+
+    # `UntrustedArchiveError`, a refused archive, is a `ConfigurationError`.
+    return (ConfigurationError, MalformedInputError)
+
+
+def _missing_path(error: BaseException) -> Optional[str]:
+    """The path that `error` (one of `_PATH_ERRORS` or `_DISK_ERRORS`) names, if it names one."""
+    if not isinstance(error, OSError):
+        return None
+    if not (isinstance(error, _PATH_ERRORS) or error.errno in _DISK_ERRORS):
+        return None
+    if error.filename is not None:
+        return str(error.filename)
+    found = re.fullmatch(r"file (.+) not found", str(error))  # AllenNLP's `cached_path`
+    return found.group(1) if found else None
+
+
+def with_variables(message: str) -> str:
+    """
+    `message`, and where it names a path under the value of one of `PATH_VARIABLES` (or under
+    its default, the variable unset) that it does not name, the variable and its fix; not
+    where the command line gave the path itself.
+    """
+    for name, fix in PATH_VARIABLES.items():
+        value = os.environ.get(name) or CONFIG_DEFAULTS.get(name)
+        if not value or name in message or len(value.strip("./")) < 2:
+            continue
+        spellings = {value, os.path.abspath(value), os.path.realpath(value)}
+        if not any(spelling in message for spelling in spellings):
+            continue
+        given = sys.argv[1:] if in_allennlp_command() else []
+        if any(argument.startswith(tuple(spellings)) for argument in given):
+            continue
+        source = f"from {name}={value}" if name in os.environ else f"{name} is not set: {value!r}"
+        return f"{message} ({source}; {fix})"
+    return message
+
+
+def user_error(error: BaseException) -> Optional[str]:
+    """
+    The one line that says what is wrong, for an error in the user's input, config,
+    environment or files: `model_hint`'s case, a `ConfigurationError` (a refused archive
+    too), a `MalformedInputError`, a missing or unreadable path; with the variable that the
+    path came from (`with_variables`). None for anything else: a bug, which keeps its
+    traceback.
+    """
+    hint = model_hint(error)
+    if hint is not None:
+        return hint
+    path = _missing_path(error)
+    if path is not None:
+        reason = getattr(error, "strerror", None) or "No such file or directory"
+        message = f"{path}: {reason}"
+    elif isinstance(error, _user_error_types()):
+        message = str(error)
+    else:
+        return None
+    return with_variables(" ".join(message.split("\n")).strip())
+
+
+def keep_traceback(
+    error: BaseException, traceback_: Optional[TracebackType], line: str
+) -> Optional[str]:
+    """
+    Writes `error`'s traceback to the run's log (the log files of the root logger: a
+    training's `out.log`), or where there is none to a new temporary log; the log's path (None
+    if it could not be written).
+    """
+    files = [h for h in logging.getLogger().handlers if isinstance(h, logging.FileHandler)]
+    if files:
+        record = logger.makeRecord(
+            logger.name,
+            logging.ERROR,
+            __file__,
+            0,
+            "The command stopped: %s",
+            (line,),
+            (type(error), error, traceback_),
+        )
+        # A log on a full disk: no "--- Logging error ---" traceback on the terminal.
+        raise_exceptions, logging.raiseExceptions = logging.raiseExceptions, False
+        try:
+            for handler in files:
+                handler.handle(record)
+        finally:
+            logging.raiseExceptions = raise_exceptions
+        path = files[0].baseFilename
+    else:
+        try:
+            handle, path = tempfile.mkstemp(prefix="allennlp-error-", suffix=".log")
+            with os.fdopen(handle, "w") as stream:
+                stream.write(f"allennlp {' '.join(sys.argv[1:])}\n{line}\n\n")
+                stream.write("".join(traceback.format_exception(type(error), error, traceback_)))
+        except OSError:
+            return None
+    relative = os.path.relpath(path)
+    return relative if not relative.startswith("..") else path
+
+
+def stopped(command: str, error: BaseException, message: Optional[str] = None) -> str:
+    """
+    The one line that ends a plugin command (`sys.exit(stopped("tft-export", error))`) on the
+    user error `error`: `message` (default: `error`'s), with the variable a path came from; in
+    the `allennlp` command, the traceback is kept in a log that the line names (and shown
+    with `TFT_VERBOSE=1`).
+    """
+    line = f"{command}: {with_variables(message if message is not None else str(error))}"
+    if not in_allennlp_command():
+        return line
+    if verbose():
+        traceback.print_exception(type(error), error, error.__traceback__)
+    where = keep_traceback(error, error.__traceback__, line)
+    return line if where is None else f"{line} (traceback: {where})"
 
 
 def _install_model_hint() -> None:
     """
-    Wraps `sys.excepthook` so that `model_hint`'s case, and a refused archive
-    (`UntrustedArchiveError`), end with their one line.
+    Wraps `sys.excepthook` so that an error of the user's (`user_error`) ends with its one
+    line, `error: ...`, naming the log that keeps its traceback, and nothing else: not
+    AllenNLP's `CRITICAL: Uncaught exception` and its traceback (which `train`'s excepthook,
+    wrapped here, logs to the terminal too). A bug keeps its traceback.
     """
     current: Callable[..., Any] = sys.excepthook
     if getattr(current, "__name__", "") == "_model_hint_excepthook":
         return
 
     def _model_hint_excepthook(
-        kind: Type[BaseException], error: BaseException, traceback: Optional[TracebackType]
+        kind: Type[BaseException], error: BaseException, traceback_: Optional[TracebackType]
     ) -> None:
-        hint = model_hint(error)
-        if hint is None and _is_refusal(error):
-            hint = str(error)
-        if hint is None:
-            current(kind, error, traceback)
+        line = user_error(error)
+        if line is None:
+            current(kind, error, traceback_)
             return
-        # The traceback goes to out.log (and to a verbose terminal).
-        logger.info("The command stopped: %s", hint, exc_info=(kind, error, traceback))
-        print(f"error: {hint}", file=sys.stderr)
+        if verbose():
+            traceback.print_exception(kind, error, traceback_)
+        where = keep_traceback(error, traceback_, line)
+        suffix = "" if where is None else f" (traceback: {where})"
+        print(f"error: {line}{suffix}", file=sys.stderr)
 
     sys.excepthook = _model_hint_excepthook

@@ -14,6 +14,13 @@ AllenNLP's own `predict` and `evaluate` commands, with the plugin loaded:
   (`pairs.jsonl:5: 'sentence2' must be non-empty text, not ""`, `<stdin>:5: ...`), counting
   the blank lines it skips; a line that is not UTF-8 is such an error too, not a
   `UnicodeDecodeError` (`predictor_input.input_lines`).
+- Results on the screen: `predict` prints one compact line per prediction on a terminal
+  (`compact_prediction`: the label and its probability, or the score; a phrase-pair
+  prediction's paraphrase probability and its phrase pairs' labels), and the full JSON line
+  of each through a pipe (`--output-file` always gets the JSON), where AllenNLP prints
+  `input 0: ...` and `prediction: ...` for each; `evaluate` prints its metrics table
+  (`metrics_table`) with or without `--output-file`, where AllenNLP prints the metrics only
+  with one, as JSON (which then stays off the terminal, unless `TFT_VERBOSE=1`).
 
 `install` (called by `tft_allennlp/__init__.py`) puts them in place of AllenNLP's
 `_PredictManager`, `_get_predictor` and `evaluate_from_archive`: the names its commands look up
@@ -24,14 +31,17 @@ function, `_predict`, is already chosen.)
 import argparse
 import inspect
 import json
+import logging
+import sys
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
 from allennlp.commands import evaluate as evaluate_command
 from allennlp.commands import predict as predict_command
 from allennlp.common.checks import ConfigurationError
 from allennlp.common.util import JsonDict
 
+from tft_allennlp.common.console import in_allennlp_command, verbose
 from tft_allennlp.common.input_problems import MalformedInputError
 from tft_allennlp.common.output_paths import same_path
 from tft_allennlp.predictors.predictor_input import STDIN, input_lines
@@ -66,6 +76,24 @@ class CheckedPredictManager(predict_command._PredictManager):
         check_not_an_input(output_file, [input_file])
         super().__init__(predictor, input_file, output_file, *args, **kwargs)
 
+    def _maybe_print_to_console_and_file(
+        self, index: int, prediction: str, model_input: Optional[str] = None
+    ) -> None:
+        # `prediction` is the predictor's `dump_line`: a JSON line for every stock predictor.
+        if self._print_to_console:
+            line = None
+            if sys.stdout.isatty():
+                try:
+                    line = compact_prediction(json.loads(prediction))
+                except ValueError:
+                    pass
+            if line is None:
+                sys.stdout.write(prediction if prediction.endswith("\n") else prediction + "\n")
+            else:
+                print(f"{index + 1}: {line}")
+        if self._output_file is not None:
+            self._output_file.write(prediction)
+
     def _get_json_data(self) -> Iterator[JsonDict]:
         load_line_at = getattr(self._predictor, "load_line_at", None)
         for where, line in input_lines(self._input_file):
@@ -76,6 +104,55 @@ class CheckedPredictManager(predict_command._PredictManager):
                 yield self._predictor.load_line(line)
             except ValueError as error:  # json.JSONDecodeError, the stock predictors' error
                 raise MalformedInputError(f"{where}: {error}") from error
+
+
+def compact_prediction(result: Any) -> Optional[str]:
+    """
+    A prediction in one line for the terminal: `label 1, probability 0.8731` (a classifier),
+    `score 3.2500` (a regression), or a phrase-pair prediction's paraphrase probability and its
+    phrase pairs' labels (`paraphrase probability 0.8731; phrases: A man = A man paraphrase,
+    ...`); None for a prediction of any other kind.
+    """
+    if not isinstance(result, dict):
+        return None
+    if "paraphrase_probability" in result or "phrase_pairs" in result:
+        parts = []
+        if result.get("paraphrase_probability") is not None:
+            parts.append(f"paraphrase probability {result['paraphrase_probability']:.4f}")
+        pairs = [
+            f"{pair['source']} = {pair['target']} "
+            + (pair["label"] if pair.get("label") is not None else "(left out)")
+            for pair in result.get("phrase_pairs") or []
+        ]
+        if pairs:
+            parts.append("phrases: " + ", ".join(pairs))
+        return "; ".join(parts) or None
+    if "label" in result and isinstance(result.get("probs"), list) and result["probs"]:
+        return f"label {result['label']}, probability {max(result['probs']):.4f}"
+    score = result.get("score")
+    if isinstance(score, list) and len(score) == 1:
+        score = score[0]
+    if isinstance(score, (int, float)):
+        return f"score {score:.4f}"
+    return None
+
+
+def metrics_table(metrics: Dict[str, Any]) -> str:
+    """`metrics` one per line, names left and values right aligned, numbers with 4 decimals."""
+    shown = {
+        name: f"{value:.4f}" if isinstance(value, float) else str(value)
+        for name, value in metrics.items()
+    }
+    names = max((len(name) for name in shown), default=0)
+    values = max((len(value) for value in shown.values()), default=0)
+    return "\n".join(f"{name:<{names}}  {value:>{values}}" for name, value in shown.items())
+
+
+class _WithoutMetricsJson(logging.Filter):
+    """Drops the `Metrics: {...}` record that AllenNLP's evaluator logs with an output file."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Metrics:")
 
 
 def evaluation_files(
@@ -126,6 +203,10 @@ def check_evaluation_files(evaluate: Callable[..., Any], *args: Any, **kwargs: A
         check_not_an_input(output, inputs)
 
 
+# Where `dump_metrics` logs the metrics: AllenNLP's, and the plugin's atomic one.
+_METRICS_LOGGERS = ("allennlp.common.util", "tft_allennlp.training.run_files")
+
+
 def install() -> None:
     """Puts the checked `predict` and `evaluate` in place of AllenNLP's (once)."""
     predict_command._PredictManager = CheckedPredictManager  # type: ignore[misc]
@@ -144,6 +225,19 @@ def install() -> None:
 
         def _checked_evaluate_from_archive(*args: Any, **kwargs: Any) -> Any:
             check_evaluation_files(evaluate, *args, **kwargs)
-            return evaluate(*args, **kwargs)
+            if not in_allennlp_command():
+                return evaluate(*args, **kwargs)
+            # The `allennlp evaluate` command: the table, instead of the metrics as JSON.
+            quiet = _WithoutMetricsJson()
+            loggers = [logging.getLogger(name) for name in _METRICS_LOGGERS]
+            for metrics_logger in loggers if not verbose() else []:
+                metrics_logger.addFilter(quiet)
+            try:
+                metrics = evaluate(*args, **kwargs)
+            finally:
+                for metrics_logger in loggers:
+                    metrics_logger.removeFilter(quiet)
+            print(metrics_table(metrics))
+            return metrics
 
         evaluate_command.evaluate_from_archive = _checked_evaluate_from_archive
