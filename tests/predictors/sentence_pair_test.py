@@ -14,9 +14,11 @@ from allennlp.predictors import Predictor
 
 from tests import CONFIGS_ROOT, PROJECT_ROOT
 from tests.predictors import unread
+from tft_allennlp.common.glue_tasks import resolve_task
 from tft_allennlp.common.input_problems import MalformedInputError
 from tft_allennlp.models.smart import SmartRegularizedModel
 from tft_allennlp.predictors import SentencePairPredictor
+from tft_allennlp.predictors.sentence_pair import expected_keys, sentence_keys
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +94,15 @@ PAIR = {"sentence1": "A man is playing a flute.", "sentence2": "A man plays the 
             {**PAIR, "sentence1": ["A", "man"]},
             '\'sentence1\' must be non-empty text, not ["A", "man"]',
         ),
-        ({"text": "no sentence here"}, "expected 'sentence1' and 'sentence2', or 'sentence'"),
+        (
+            {"text": "no sentence here"},
+            "expected '#1 String' and '#2 String' (task mrpc's columns), "
+            "or 'sentence1' and 'sentence2'",
+        ),
+        (
+            {"#1 String": "A man.", "sentence2": "A man plays."},
+            "task mrpc takes two sentences: '#2 String' is missing",
+        ),
         (
             {"sentence": "Only one sentence."},
             "task mrpc takes two sentences: 'sentence2' is missing",
@@ -132,6 +142,34 @@ def test_a_single_sentence_task_takes_one_sentence(predictor):
         str(error.value)
         == "input line 2: task sst2 takes one sentence: 'sentence2' is not expected"
     )
+
+
+@pytest.mark.parametrize(
+    "task, keys, expected",
+    [
+        ("sst2", [], "'sentence'"),
+        ("mnli", [], "'sentence1' and 'sentence2'"),
+        (
+            "qnli",
+            [("question", "sentence")],
+            "'question' and 'sentence' (task qnli's columns), or 'sentence1' and 'sentence2'",
+        ),
+        (
+            {"name": "review", "sentence1": "text", "labels": ["good", "bad"]},
+            [("text", None)],
+            "'text' (task review's column), or 'sentence'",
+        ),
+        (
+            {"sentence1": 3, "sentence2": 4, "label": 0, "header": False, "labels": ["a", "b"]},
+            [],
+            "'sentence1' and 'sentence2'",
+        ),
+    ],
+)
+def test_a_line_may_use_the_tasks_own_keys(task, keys, expected):
+    task = resolve_task(task)
+    assert sentence_keys(task) == keys + [("sentence1", "sentence2"), ("sentence", "sentence2")]
+    assert expected_keys(task) == expected
 
 
 @pytest.mark.parametrize("include_package", [False, True])

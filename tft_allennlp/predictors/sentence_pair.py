@@ -8,10 +8,51 @@ from allennlp.predictors.predictor import Predictor
 
 from tft_allennlp.common.input_problems import shown
 from tft_allennlp.common.output_kinds import EMBEDDING, output_kinds
+from tft_allennlp.common.sentence_tasks import SentenceTask
 from tft_allennlp.predictors.predictor_input import InputRecord, LineCheckingPredictor
 
 EMBEDDINGS = ("embedding1", "embedding2")
 """The sentence embeddings of a Siamese model's output, returned on request only."""
+
+Keys = Tuple[str, Optional[str]]
+"""The keys of a line's first sentence and of its second one (or of a refused second one)."""
+
+GENERIC_KEYS: Tuple[Keys, ...] = (("sentence1", "sentence2"), ("sentence", "sentence2"))
+"""The names any task's lines may use, whatever its own columns are called."""
+
+
+def own_keys(task: SentenceTask) -> Optional[Keys]:
+    """
+    The task's own text columns as keys of a line (`text_a`, `text_b`), when it names them
+    (not by position) otherwise than the generic names; `None` otherwise.
+    """
+    keys = (task.sentence1, task.sentence2)
+    if not all(isinstance(key, str) for key in keys if key is not None):
+        return None
+    if keys[0] in ("sentence1", "sentence") and keys[1] in (None, "sentence2"):
+        return None
+    return keys  # type: ignore[return-value]
+
+
+def sentence_keys(task: SentenceTask) -> List[Keys]:
+    """
+    The keys a line of `task` may give its sentences under, in the order they are tried (the
+    first whose first key the line has is used): the task's own columns, then `sentence1` or
+    `sentence`, each with `sentence2`.
+    """
+    own = own_keys(task)
+    return ([own] if own is not None else []) + list(GENERIC_KEYS)
+
+
+def expected_keys(task: SentenceTask) -> str:
+    """What a line of `task` must have, for messages: `'text_a' and 'text_b' (...), or ...`."""
+    generic = "'sentence1' and 'sentence2'" if task.is_pair else "'sentence'"
+    own = own_keys(task)
+    if own is None:
+        return generic
+    if not task.is_pair:
+        return f"{own[0]!r} (task {task.name}'s column), or {generic}"
+    return f"{own[0]!r} and {own[1]!r} (task {task.name}'s columns), or {generic}"
 
 
 @Predictor.register("tft_sentence_pair")
@@ -24,6 +65,11 @@ class SentencePairPredictor(LineCheckingPredictor):
 
         {"sentence1": "The cat sat.", "sentence2": "A cat was sitting."}
         {"sentence": "The book was read by everyone."}
+
+    or keyed by the task's own columns, as its JSON-lines files or the header of its TSV file
+    name them (a task with `sentence1: 'text_a', sentence2: 'text_b'` takes
+    `{"text_a": ..., "text_b": ...}`; QNLI `{"question": ..., "sentence": ...}`). The task's own
+    names are used when its first one is in the line, `sentence1` (or `sentence`) otherwise.
 
     Output: the input's fields plus `label`, `probs` and `logits` for classification tasks, or
     `score` for STS-B (a Siamese model with a cosine objective gives `cosine` and `label` or
@@ -75,17 +121,20 @@ class SentencePairPredictor(LineCheckingPredictor):
         )
 
     def _checked(self, request: InputRecord) -> Tuple[str, Optional[str]]:
-        """The sentence (`sentence1` or `sentence`) and the second one, if the task takes two."""
-        if "sentence1" not in request and "sentence" not in request:
-            request.reject("expected 'sentence1' and 'sentence2', or 'sentence'")
-        sentence1 = request.text("sentence1" if "sentence1" in request else "sentence")
-        sentence2 = request.text("sentence2") if "sentence2" in request else None
+        """The first (or only) sentence and the second one, if the task takes two."""
         task = self._dataset_reader.task  # type: ignore
+        namings = sentence_keys(task)
+        chosen = next((keys for keys in namings if keys[0] in request), None)
+        if chosen is None:
+            request.reject(f"expected {expected_keys(task)}")
+        first, second = chosen
+        sentence1 = request.text(first)
+        sentence2 = request.text(second) if second is not None and second in request else None
         if task.is_pair != (sentence2 is not None):
             request.reject(
-                f"task {task.name} takes two sentences: 'sentence2' is missing"
+                f"task {task.name} takes two sentences: {second!r} is missing"
                 if task.is_pair
-                else f"task {task.name} takes one sentence: 'sentence2' is not expected"
+                else f"task {task.name} takes one sentence: {second!r} is not expected"
             )
         self._wants_embeddings(request)
         return sentence1, sentence2
