@@ -32,7 +32,7 @@ from allennlp.commands import main
 from allennlp.common import Params, cached_transformers
 
 from tests import PROJECT_ROOT
-from tft_allennlp.common import console
+from tft_allennlp.common import console, progress
 from tft_experiments import training
 
 LOG_FORMAT = "%(asctime)s - %(levelname)s - %(name)s - %(message)s"  # allennlp/__main__.py's
@@ -152,8 +152,8 @@ def _run_allennlp(
     """
     In the forked child: `allennlp.commands.main` with a clean slate; the exit code. With
     `as_program`, the child is the `allennlp` program as a user runs it: its log handler (as
-    `allennlp/__main__.py` sets it), the plugin's terminal (`tft_allennlp.common.console`),
-    and an uncaught error handed to `sys.excepthook`, as the interpreter does.
+    `allennlp/__main__.py` sets it), the plugin's terminal (`tft_allennlp.common.console` and
+    `.progress`), and an uncaught error handed to `sys.excepthook`, as the interpreter does.
     """
     code = 1
     try:
@@ -173,6 +173,7 @@ def _run_allennlp(
         if as_program:
             logging.basicConfig(format=LOG_FORMAT, level=logging.INFO, force=True)
             console.install()
+            progress.install()
         cached_transformers._clear_caches()
         main(prog="allennlp")
         code = 0

@@ -6,7 +6,7 @@ What a user reads when a command stops on a mistake, and its results on the scre
   on stderr that names the thing (and the variable a path came from), exit non-zero, and keep
   the traceback in the log that the line names: a training's `out.log`, else a temporary log.
   Lines are counted as a terminal shows them, less blank lines and progress bars (tqdm's
-  `... [00:00, ?it/s]`), which a bar drawn before the error (a training's vocabulary) leaves.
+  `... [00:00, ?it/s]`), which a bar open when the error came would leave.
 - `evaluate` prints its metrics table; `predict` one compact line per prediction on a terminal
   (a pseudo-terminal here) and the full JSON through a pipe.
 """

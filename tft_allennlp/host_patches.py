@@ -59,6 +59,19 @@ logs `CRITICAL: Uncaught exception` to the terminal) so that a mistake of the us
 line naming the log that keeps its traceback, in the `allennlp` command only. Remove to get
 AllenNLP's own output back (`tests/console_test.py`, `tests/console_errors_test.py`).
 
+**Progress bars that fit the terminal** (`common/progress.py`): AllenNLP's `Tqdm.tqdm` bars
+take no width from the terminal and their descriptions list every metric (138 characters for a
+GLUE run, 225 for an injection), so each carriage-return update wraps and leaves a row behind (a
+one-epoch run: dozens of rows at 80 columns); an empty bar (`building vocab: 0it`) draws itself
+twice; a log record written while a bar is open lands on the bar's line; and through a pipe every
+update is a carriage return on one endless line. In the `allennlp` command, the plugin replaces
+`allennlp.common.tqdm.Tqdm.tqdm` (a bar at most as wide as the terminal, nothing before its first
+item, whole lines through a pipe), `allennlp.training.util.description_from_metrics` (the loss
+and the main metric, which a wrapper of `GradientDescentTrainer._try_train` names from its
+`validation_metric`) and wraps `allennlp.common.logging.prepare_global_logging` (the terminal's
+log handlers clear the open bars before they write). Remove to get AllenNLP's bars back
+(`tests/common/progress_test.py`, `tests/console_test.py`).
+
 **`predict` and `evaluate` that never write over an input** (`predictors/allennlp_commands.py`):
 AllenNLP opens an output file before it reads the input, so an output that is the input empties
 it, `predict` reports a bad input line without its file and line, and neither shows its results
@@ -86,7 +99,7 @@ and `ArgumentParserWithDefaults.error` (how to load the plugin). Remove with `se
 
 from typing import Callable, Tuple
 
-from tft_allennlp.common import config_defaults, console, untrusted_archives
+from tft_allennlp.common import config_defaults, console, progress, untrusted_archives
 from tft_allennlp.predictors import allennlp_commands
 from tft_allennlp.training import process_group, run_files, serialization_dir, stop_signals
 
@@ -97,6 +110,7 @@ PATCHES: Tuple[Callable[[], None], ...] = (
     stop_signals.install,  # after run_files: its `train_model` wraps theirs
     process_group.install,
     console.install,
+    progress.install,  # after console: its `prepare_global_logging` wraps console's
     allennlp_commands.install,
     untrusted_archives.install,
 )
