@@ -15,16 +15,20 @@ forked into one that uses it: from then on (a GPU machine) the children are new 
 """
 
 import contextlib
+import fcntl
 import json
 import logging
 import os
 import pathlib
+import pty
+import struct
 import subprocess
 import sys
 import tempfile
+import termios
 import traceback
 import types
-from typing import IO, Any, Callable, Dict, List, Optional
+from typing import IO, Any, Callable, Dict, List, Optional, Tuple
 
 import pytest
 import torch
@@ -140,6 +144,51 @@ def fork_allennlp(
         return os.waitstatus_to_exitcode(status)
 
     return wait
+
+
+def on_a_terminal(
+    arguments: List[str], columns: Optional[int] = None, separate_stderr: bool = False
+) -> Tuple[int, str, str]:
+    """
+    `allennlp ARGUMENTS`, forked as the program, with a pseudo-terminal as its stdout (and its
+    stderr, unless `separate_stderr` sends that to a pipe), `columns` wide where given: its exit
+    code, what the terminal showed, and what went to the pipe.
+    """
+    controller, terminal = pty.openpty()
+    if columns is not None:
+        fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
+    errors_read, errors_write = os.pipe() if separate_stderr else (None, terminal)
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    pid = os.fork()
+    if pid == 0:
+        os.close(controller)
+        if errors_read is not None:
+            os.close(errors_read)
+        os._exit(_run_allennlp(arguments, terminal, errors_write, {}, as_program=True))
+    os.close(terminal)
+    if errors_read is not None:
+        os.close(errors_write)
+    shown = b""
+    while True:
+        try:
+            block = os.read(controller, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not block:
+            break
+        shown += block
+    os.close(controller)
+    errors = b""
+    if errors_read is not None:
+        with os.fdopen(errors_read, "rb") as stream:
+            errors = stream.read()
+    _, status = os.waitpid(pid, 0)
+    return (
+        os.waitstatus_to_exitcode(status),
+        shown.decode(errors="replace"),
+        errors.decode(errors="replace"),
+    )
 
 
 def _run_allennlp(

@@ -12,18 +12,15 @@ What a user reads when a command stops on a mistake, and its results on the scre
 """
 
 import json
-import os
 import pathlib
-import pty
 import re
 import shutil
-import sys
 from typing import List, Sequence, Tuple
 
 import pytest
 
 from tests import CONFIGS_ROOT, FIXTURES_ROOT, PROJECT_ROOT
-from tests.allennlp_cli import _run_allennlp
+from tests.allennlp_cli import on_a_terminal
 from tests.fault_cases import Outcome, forget_temporary_log, run_allennlp
 from tft_allennlp.common import console
 from tft_allennlp.predictors.allennlp_commands import compact_prediction, metrics_table
@@ -191,32 +188,8 @@ def test_a_bug_keeps_its_traceback_and_paths_name_their_variable(monkeypatch, tm
 
 def _on_a_terminal(argv: List[str]) -> Tuple[int, str, str]:
     """`allennlp ARGV` (forked, as the program) with a pseudo-terminal as its stdout."""
-    controller, terminal = pty.openpty()
-    errors_read, errors_write = os.pipe()
-    for stream in (sys.stdout, sys.stderr):
-        stream.flush()
-    pid = os.fork()
-    if pid == 0:
-        os.close(controller)
-        os.close(errors_read)
-        os._exit(_run_allennlp(argv, terminal, errors_write, {}, as_program=True))
-    os.close(terminal)
-    os.close(errors_write)
-    shown = b""
-    while True:
-        try:
-            block = os.read(controller, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not block:
-            break
-        shown += block
-    os.close(controller)
-    with os.fdopen(errors_read, "rb") as stream:
-        errors = stream.read()
-    _, status = os.waitpid(pid, 0)
-    text = shown.decode(errors="replace").replace("\r\n", "\n")
-    return os.waitstatus_to_exitcode(status), text, errors.decode(errors="replace")
+    code, shown, errors = on_a_terminal(argv, separate_stderr=True)
+    return code, shown.replace("\r\n", "\n"), errors
 
 
 def test_evaluate_prints_its_metrics_table(tmp_path, glue_run):

@@ -17,7 +17,7 @@ import termios
 from typing import List
 
 from tests import CONFIGS_ROOT
-from tests.allennlp_cli import _run_allennlp
+from tests.allennlp_cli import on_a_terminal as forked_on_a_terminal
 from tft_allennlp.common import progress
 from tft_allennlp.common.progress import BarSafeStream, FittedBar, bar_description
 
@@ -50,28 +50,9 @@ def render(text: str, columns: int) -> List[str]:
 
 def on_a_terminal(argv: List[str], columns: int = 80) -> str:
     """What `allennlp ARGV` (forked, as the program) writes to a terminal `columns` wide."""
-    controller, terminal = pty.openpty()
-    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
-    for stream in (sys.stdout, sys.stderr):
-        stream.flush()
-    pid = os.fork()
-    if pid == 0:
-        os.close(controller)
-        os._exit(_run_allennlp(argv, terminal, terminal, {}, as_program=True))
-    os.close(terminal)
-    shown = b""
-    while True:
-        try:
-            block = os.read(controller, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not block:
-            break
-        shown += block
-    os.close(controller)
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0, shown.decode(errors="replace")[-3000:]
-    return shown.decode(errors="replace")
+    code, shown, _ = forked_on_a_terminal(argv, columns)
+    assert code == 0, shown[-3000:]
+    return shown
 
 
 def test_a_run_on_80_columns_leaves_no_rows_behind(tmp_path):
