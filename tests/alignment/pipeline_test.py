@@ -59,7 +59,7 @@ def test_a_worker_ends_within_a_second_of_its_parents_sigkill(way):
             worker = os.fork()
             if worker == 0:
                 if way == "watcher thread":
-                    pipeline._parent_death_signal = lambda number: False
+                    pipeline.parent_death_signal = lambda number: False
                 pipeline.exit_with_parent(os.getppid())
                 kind = "thread" if threading.active_count() > 1 else "signal"
                 os.write(write, f"{os.getpid()} {kind}\n".encode())
@@ -86,7 +86,7 @@ def test_a_worker_ends_within_a_second_of_its_parents_sigkill(way):
 def test_a_worker_whose_parent_died_before_it_started_ends_at_once(monkeypatch):
     exits = []
     monkeypatch.setattr(pipeline.os, "_exit", exits.append)
-    monkeypatch.setattr(pipeline, "_parent_death_signal", lambda number: True)
+    monkeypatch.setattr(pipeline, "parent_death_signal", lambda number: True)
     pipeline.exit_with_parent(os.getppid() + 1)  # not this process's parent: it is gone
     assert exits == [1]
 

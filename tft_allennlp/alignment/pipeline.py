@@ -5,14 +5,12 @@ order and flat memory, and scores it against a gold set.
 
 import collections
 import copy
-import ctypes
 import itertools
 import json
 import logging
 import multiprocessing
 import os
 import signal
-import sys
 import threading
 import time
 from typing import TYPE_CHECKING, Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
@@ -31,6 +29,7 @@ from tft_allennlp.alignment.evaluation import (
 from tft_allennlp.alignment.parsed_sentence import CONTENT_POS, ParsedSentence, parse_to_sentence
 from tft_allennlp.alignment.phrase_aligners import PhraseAligner
 from tft_allennlp.common.aligned_corpus import parse_record
+from tft_allennlp.common.child_processes import parent_death_signal
 from tft_allennlp.common.input_problems import InputProblems, read_raw_lines
 
 if TYPE_CHECKING:  # for annotations only
@@ -168,7 +167,6 @@ def _start_worker(
     _worker_pipeline = build_pipeline(spacy_model, aligner, packages)
 
 
-_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 PARENT_POLL_SECONDS = 0.2
 
 
@@ -190,22 +188,13 @@ def exit_with_parent(parent: int) -> None:
     Either way, a parent that died before this ran (the worker was still importing its modules,
     seconds) is caught by the same `os.getppid()` check, and the worker ends right here.
     """
-    armed = sys.platform.startswith("linux") and _parent_death_signal(signal.SIGKILL)
+    armed = parent_death_signal(signal.SIGKILL)
     if os.getppid() != parent:
         os._exit(1)
     if not armed:
         threading.Thread(
             target=_watch_parent, args=(parent,), name="tft-parent-watch", daemon=True
         ).start()
-
-
-def _parent_death_signal(signal_number: int) -> bool:
-    """Whether Linux's `prctl(PR_SET_PDEATHSIG, signal_number)` took."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(_PR_SET_PDEATHSIG, signal_number, 0, 0, 0) == 0
-    except (OSError, AttributeError):
-        return False
 
 
 def _watch_parent(parent: int) -> None:

@@ -44,6 +44,14 @@ def ignore_stop_signals() -> None:
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
 
 
+def parent_death_signal(number: int) -> bool:
+    """
+    Asks the system to send this process signal `number` when the thread that started it ends
+    (Linux's `PR_SET_PDEATHSIG`); whether that took (never elsewhere).
+    """
+    return _prctl is not None and _prctl(_PR_SET_PDEATHSIG, number, 0, 0, 0) == 0
+
+
 def end_with_parent(number: int, parent: Optional[int] = None) -> None:
     """
     Asks the system to send this process signal `number` when the thread that started it ends
@@ -54,6 +62,6 @@ def end_with_parent(number: int, parent: Optional[int] = None) -> None:
     """
     if _prctl is None:
         return
-    _prctl(_PR_SET_PDEATHSIG, number)
+    parent_death_signal(number)
     if parent is not None and os.getppid() != parent:
         os.kill(os.getpid(), number)
