@@ -35,7 +35,7 @@ setup(
     long_description_content_type="text/markdown",
     license="Apache-2.0",
     packages=find_packages(include=["tft_allennlp", "tft_allennlp.*"]),
-    py_modules=["tft_allennlp_autoload"],
+    py_modules=["tft_allennlp_autoload", "tft_allennlp_lazy"],
     cmdclass={"build_py": BuildWithAutoload},
     # The configs are package data, so that `allennlp train` and `allennlp tft-configs` find them
     # in a wheel; the learned aligner's trained scorers and tft-show's style and script too.

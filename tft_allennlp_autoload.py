@@ -23,6 +23,7 @@ A wheel carries the `.pth` file (setup.py writes it); an editable install (`pip 
 interpreter's site-packages.
 """
 
+import contextlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
@@ -31,6 +32,11 @@ import sys
 import types
 import warnings
 from typing import Any, Iterator, Optional, Sequence
+
+try:
+    import tft_allennlp_lazy
+except ImportError:  # an editable install made before the module existed: rerun `make setup`
+    tft_allennlp_lazy = None  # type: ignore[assignment]
 
 PLUGIN = "tft_allennlp"
 SWITCH = "TFT_ALLENNLP_AUTOLOAD"
@@ -82,25 +88,33 @@ def _patch(commands: types.ModuleType) -> None:
     import_plugins = commands.import_plugins
 
     def quiet_import_plugins() -> None:
-        import logging
-
-        plugin_logger = logging.getLogger(plugins.__name__)
-        level = plugin_logger.level
         download = _stop_nltk_downloads()
-        if not _verbose():
-            # Not in `catch_warnings`, which would also undo the filters the plugin adds.
-            warnings.filterwarnings("ignore", message="pkg_resources is deprecated")
-            plugin_logger.setLevel(logging.WARNING)
         try:
-            import_plugins()
+            with _quiet_plugin_loading():
+                import_plugins()
         finally:
-            plugin_logger.setLevel(level)
             if download is not None:
                 import nltk
 
                 nltk.download = download
 
-    commands.import_plugins = quiet_import_plugins
+    if tft_allennlp_lazy is not None and tft_allennlp_lazy.enabled():
+        on_demand = tft_allennlp_lazy.import_plugins_on_demand(quiet_import_plugins)
+
+        def import_plugins_quietly() -> None:
+            with _quiet_plugin_loading():
+                on_demand()
+
+        loader = import_plugins_quietly
+    else:
+        loader = quiet_import_plugins
+    # AllenNLP binds the name in three modules: the command line, `train` (its distributed
+    # workers) and `plugins` (`Predictor.from_archive`).
+    commands.import_plugins = loader
+    plugins.import_plugins = loader
+    train = sys.modules.get("allennlp.commands.train")
+    if train is not None:
+        train.import_plugins = loader
     parser_class = commands.ArgumentParserWithDefaults
     error = parser_class.error
 
@@ -110,6 +124,23 @@ def _patch(commands: types.ModuleType) -> None:
         error(self, message)
 
     parser_class.error = error_with_hint
+
+
+@contextlib.contextmanager
+def _quiet_plugin_loading() -> Iterator[None]:
+    """Without `TFT_VERBOSE=1`: no "Plugin ... available" lines, no pkg_resources warning."""
+    import logging
+
+    plugin_logger = logging.getLogger("allennlp.common.plugins")
+    level = plugin_logger.level
+    if not _verbose():
+        # Not in `catch_warnings`, which would also undo the filters the plugin adds.
+        warnings.filterwarnings("ignore", message="pkg_resources is deprecated")
+        plugin_logger.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        plugin_logger.setLevel(level)
 
 
 def _entry_point_plugins() -> Iterator[str]:
@@ -169,7 +200,9 @@ class _Finder(importlib.abc.MetaPathFinder):
 
 
 def install() -> None:
-    """Adds the import hook (once); what `tft_allennlp.pth` runs."""
+    """Adds the import hooks (once); what `tft_allennlp.pth` runs."""
+    if tft_allennlp_lazy is not None:
+        tft_allennlp_lazy.install()
     if "allennlp.commands" in sys.modules:
         _patch(sys.modules["allennlp.commands"])
     elif not any(isinstance(finder, _Finder) for finder in sys.meta_path):

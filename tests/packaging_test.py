@@ -61,7 +61,7 @@ def test_the_wheel_carries_the_configs_and_works_outside_the_checkout(tmp_path):
         for path in (PROJECT_ROOT / "training_configs").rglob("*.*sonnet")
     }
     assert configs and configs <= names
-    assert {"tft_allennlp.pth", "tft_allennlp_autoload.py"} <= names
+    assert {"tft_allennlp.pth", "tft_allennlp_autoload.py", "tft_allennlp_lazy.py"} <= names
     # The learned aligner's scorers travel with it.
     scorers = {f"tft_allennlp/alignment/scorers/{name}.json" for name in ("lexical", "contextual")}
     assert scorers <= names

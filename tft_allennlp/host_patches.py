@@ -95,6 +95,14 @@ it wraps `allennlp.common.plugins.discover_plugins` (the plugin, then the packag
 `tft_allennlp.plugins` entry point), `allennlp.commands.import_plugins` (no nltk downloads, quiet)
 and `ArgumentParserWithDefaults.error` (how to load the plugin). Remove with `setup.py`'s `.pth` and
 `make setup`'s hook line (`tests/packaging_test.py`).
+
+**Importing what a command needs** (`tft_allennlp_lazy.py`, beside the package, installed by the
+same hook): AllenNLP imports torchvision, scikit-learn, `scipy.stats` and NLTK unconditionally, and
+its `import_plugins` all of `allennlp` and allennlp-models, before any command. Their module bodies
+run at first use, and the registered components import at the first registry lookup that misses
+(`Registrable.resolve_class_name`, `list_available` and `_registry` are wrapped). Remove by
+deleting its `install` call and `import_plugins_on_demand` in the autoload hook
+(`tests/lazy_imports_test.py`, `benchmarks/startup_benchmark.py`).
 """
 
 from typing import Callable, Tuple

@@ -13,8 +13,9 @@ archive is written or built:
 - **Members** (`extract_archive`): only regular files, directories and links that stay below
   their own folder are extracted; a member with an absolute path or a `..` component, a link
   with an absolute target or a `..` in its target, a device or a named pipe is refused, and the
-  archive with it (nothing is extracted). Extraction then runs through Python's `"data"` filter
-  as well, which also drops permission bits such as set-user-ID.
+  archive with it (nothing is extracted: members are staged until all have passed).
+  Extraction runs through Python's `"data"` filter as well, which also drops permission bits
+  such as set-user-ID.
 - **Config** (`check_archive_config`): `config.json` must be plain JSON (what `allennlp train`
   writes; jsonnet's `import`, `importstr` and `std.extVar` would read other files and the
   environment), every `"type"` must be a registered name (registered components come from
@@ -51,6 +52,8 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Union
 import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.common.registrable import Registrable
+
+import tft_allennlp_lazy
 
 logger = logging.getLogger(__name__)
 
@@ -89,24 +92,31 @@ def member_problem(member: tarfile.TarInfo) -> Optional[str]:
 
 def extract_archive(archive_file: str, directory: str, name: Optional[str] = None) -> None:
     """
-    Extracts the model archive `archive_file` into `directory`, after checking every member
+    Extracts the model archive `archive_file` into `directory`, checking every member
     (`member_problem`): an `UntrustedArchiveError` naming the archive (`name`, if given) and the
-    first refused member, with nothing extracted. A file that is not a readable tar archive is a
-    `ConfigurationError` naming it.
+    first refused member, with nothing extracted into `directory` (members go to a staging
+    folder inside it, and move into it once all have passed). A file that is not a readable tar
+    archive is a `ConfigurationError` naming it.
     """
     name = name or archive_file
+    created = not os.path.isdir(directory)
+    os.makedirs(directory, exist_ok=True)
+    staging = tempfile.mkdtemp(prefix=".tft-extracting-", dir=directory)
     try:
+        # One pass, member by member, into a staging folder: a gzip stream that is listed first
+        # and extracted after is decompressed twice (0.4 s of the 90 MB MiniLM archive).
         with tarfile.open(archive_file, "r:*") as tar:
-            members = tar.getmembers()
-            for member in members:
+            for member in tar:
                 problem = member_problem(member)
                 if problem is not None:
                     raise UntrustedArchiveError(_refusal(name, member.name, problem))
-            try:
-                tar.extractall(directory, members=members, filter="data")
-            except tarfile.FilterError as error:  # what the checks above do not foresee
-                member_name = error.tarinfo.name if error.tarinfo is not None else "?"
-                raise UntrustedArchiveError(_refusal(name, member_name, str(error))) from None
+                try:
+                    tar.extract(member, staging, filter="data")
+                except tarfile.FilterError as error:  # what the checks above do not foresee
+                    member_name = error.tarinfo.name if error.tarinfo is not None else "?"
+                    raise UntrustedArchiveError(_refusal(name, member_name, str(error))) from None
+        for entry in os.listdir(staging):
+            os.replace(os.path.join(staging, entry), os.path.join(directory, entry))
     except (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile) as error:
         # tarfile's ReadError lists every compression it tried, one line each: say it in one.
         what = "not a tar file" if isinstance(error, tarfile.ReadError) else str(error)
@@ -114,6 +124,10 @@ def extract_archive(archive_file: str, directory: str, name: Optional[str] = Non
             f"{name}: not a readable model archive (a model.tar.gz, or a serialization "
             f"directory): {what.splitlines()[0] if what else type(error).__name__}"
         ) from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+        if created and not os.listdir(directory):
+            os.rmdir(directory)
 
 
 def _refusal(archive: str, member: str, problem: str) -> str:
@@ -178,8 +192,11 @@ def check_archive_config(serialization_dir: str) -> Dict[str, Any]:
             f"{where}: refused: not plain JSON ({error}); an archive's config may not use "
             "jsonnet, which could read other files and environment variables"
         ) from None
-    registered = {name for names in Registrable._registry.values() for name in names}
+    registered = _registered_names()
     for key_path, key, value in _items(config):
+        if key == "type" and isinstance(value, str) and value not in registered:
+            if tft_allennlp_lazy.complete_registry(f"an archive names {value!r}"):
+                registered = _registered_names()
         if key == "type" and isinstance(value, str) and value not in registered:
             raise UntrustedArchiveError(
                 f"{where}: refused: {key_path} {value!r} is not a registered component; an "
@@ -192,6 +209,11 @@ def check_archive_config(serialization_dir: str) -> Dict[str, Any]:
                 "run a model repository's own code"
             )
     return config
+
+
+def _registered_names() -> set:
+    """Every name registered so far, for any base class."""
+    return {name for names in Registrable._registry.values() for name in names}
 
 
 def _items(value: Any, path: str = "") -> Iterator[tuple]:
