@@ -94,10 +94,11 @@ class PhrasePairsPredictor(LineCheckingPredictor):
 
     def _get_parser(self) -> "AlignmentPipeline":
         """The alignment pipeline, for its spaCy parse, loaded on first use."""
-        from tft_allennlp.alignment.pipeline import AlignmentPipeline
+        from tft_allennlp.alignment.pipeline import AlignmentPipeline, resolve_spacy_model
 
         if getattr(self, "_parser", None) is None:
-            self._parser = AlignmentPipeline("en_core_web_sm")
+            # The plugin's own choice of parser, so its installed twin is used without a word.
+            self._parser = AlignmentPipeline(resolve_spacy_model("en_core_web_sm"))
         return self._parser
 
     def predict_instance(self, instance: Instance) -> JsonDict:

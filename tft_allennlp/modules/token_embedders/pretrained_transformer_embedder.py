@@ -3,6 +3,7 @@ from typing import Optional
 import torch
 from allennlp.common import cached_transformers
 from allennlp.modules.token_embedders import PretrainedTransformerEmbedder, TokenEmbedder
+from transformers.modeling_utils import no_init_weights
 
 from tft_allennlp.common.transformer_source import (
     archived_copy,
@@ -83,7 +84,10 @@ class TftPretrainedTransformerEmbedder(PretrainedTransformerEmbedder):
         if from_archive:
             # Every weight is in the archive's weights.th, loaded after construction.
             kwargs["load_weights"] = False
-        super().__init__(source, **kwargs)
+        # Nor are the weights initialised randomly first (a quarter of a second of MiniLM's
+        # `allennlp predict`); AllenNLP refuses an archive whose weights.th misses one.
+        with no_init_weights(_enable=from_archive):
+            super().__init__(source, **kwargs)
         for spec in [
             spec for spec in cached_transformers._model_cache if spec.model_name == source
         ]:
