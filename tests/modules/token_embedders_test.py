@@ -91,3 +91,24 @@ def test_first_token_only_gives_the_first_final_state_and_its_gradients(
     )
     # The fast path computes the last layer's feed-forward for the first position alone.
     assert seen[1][:2] == ((2, 1) if fast else (2, 7))
+
+
+def test_both_attention_implementations_compute_the_same_states():
+    ids, mask, types = pair_batch(build(), type_ids=True)
+    states = {}
+    for attention in ("eager", "sdpa"):
+        embedder = build(attention=attention).eval()
+        assert embedder.transformer_model.config._attn_implementation == attention
+        with torch.no_grad():
+            states[attention] = embedder(ids, mask, type_ids=types)
+            # The first-token path's cross-attention runs through the same implementation.
+            first = embedder(ids, mask, type_ids=types, first_token_only=True)
+        torch.testing.assert_close(first[:, 0], states[attention][:, 0], rtol=0, atol=1e-5)
+    torch.testing.assert_close(states["eager"], states["sdpa"], rtol=0, atol=1e-5)
+    # By default, transformers' own choice: SDPA for BERT.
+    assert build().transformer_model.config._attn_implementation == "sdpa"
+
+
+def test_an_unknown_attention_implementation_is_one_line():
+    with pytest.raises(Exception, match=r"attention 'flash': not one of \['sdpa', 'eager'\]"):
+        build(attention="flash")

@@ -25,6 +25,8 @@ class TftPretrainedTransformerBackbone(PretrainedTransformerBackbone):
     model_name : `str`
     keep_pooler : `bool`, optional (default = `False`)
     adapters : `TransformerAdapters`, optional
+    attention : `str`, optional (default = `None`)
+        The attention implementation (see `TftPretrainedTransformerEmbedder`).
     serialization_dir : `str`, optional
         Given by AllenNLP: the training run's directory, or the extracted archive being loaded.
     output_token_strings : `bool`, optional (default = `True`)
@@ -40,6 +42,7 @@ class TftPretrainedTransformerBackbone(PretrainedTransformerBackbone):
         *,
         keep_pooler: bool = False,
         adapters: Optional[TransformerAdapters] = None,
+        attention: Optional[str] = None,
         serialization_dir: Optional[str] = None,
         output_token_strings: bool = True,
         vocab_namespace: str = "tags",
@@ -55,6 +58,7 @@ class TftPretrainedTransformerBackbone(PretrainedTransformerBackbone):
             model_name,
             keep_pooler=keep_pooler,
             adapters=adapters,
+            attention=attention,
             serialization_dir=serialization_dir,
             **kwargs,
         )

@@ -2,6 +2,7 @@ from typing import Optional
 
 import torch
 from allennlp.common import cached_transformers
+from allennlp.common.checks import ConfigurationError
 from allennlp.modules.token_embedders import PretrainedTransformerEmbedder, TokenEmbedder
 from transformers.modeling_utils import no_init_weights
 
@@ -12,6 +13,8 @@ from tft_allennlp.common.transformer_source import (
     transformer_source,
 )
 from tft_allennlp.modules.adapters.transformer_adapters import TransformerAdapters
+
+ATTENTION = ("sdpa", "eager")
 
 
 @TokenEmbedder.register("tft_pretrained_transformer")
@@ -63,6 +66,13 @@ class TftPretrainedTransformerEmbedder(PretrainedTransformerEmbedder):
     adapters : `TransformerAdapters`, optional
         Attached to the transformer after loading; the transformer's own weights are then
         frozen (see `tft_allennlp.modules.adapters`).
+    attention : `str`, optional (default = `None`)
+        The attention implementation, transformers' `attn_implementation`: `"sdpa"`, PyTorch's
+        `scaled_dot_product_attention` (fused kernels on a GPU), or `"eager"`, the model's own
+        matrix products; by default transformers' choice, `"sdpa"` where the model has it (of
+        the encoders here, BERT in transformers 4.43) and `"eager"` elsewhere. Both compute the
+        same function (MiniLM's states agree to 4e-6); on this project's CPU they take the same
+        time (`benchmarks/RESULTS.md`, "Compiled and fused steps").
     serialization_dir : `str`, optional
         Given by AllenNLP: the training run's directory, or the extracted archive being loaded.
     **kwargs
@@ -76,9 +86,20 @@ class TftPretrainedTransformerEmbedder(PretrainedTransformerEmbedder):
         *,
         keep_pooler: bool = False,
         adapters: Optional[TransformerAdapters] = None,
+        attention: Optional[str] = None,
         serialization_dir: Optional[str] = None,
         **kwargs,
     ) -> None:
+        if attention is not None:
+            if attention not in ATTENTION:
+                raise ConfigurationError(
+                    f"attention {attention!r}: not one of {list(ATTENTION)} (the attention "
+                    "implementation: PyTorch's scaled-dot-product attention, or the model's own)"
+                )
+            kwargs["transformer_kwargs"] = {
+                **(kwargs.get("transformer_kwargs") or {}),
+                "attn_implementation": attention,
+            }
         source = transformer_source(model_name, serialization_dir)
         from_archive = source == archived_copy(model_name, serialization_dir)
         if from_archive:
@@ -139,11 +160,37 @@ class TftPretrainedTransformerEmbedder(PretrainedTransformerEmbedder):
         """
         if token_ids.size(0) == 0:
             type_ids = None
+        if torch.compiler.is_compiling() and self._max_length is None:
+            type_ids = type_ids if self._number_of_token_type_embeddings() > 0 else None
+            if first_token_only and self._first_token_path():
+                return self._first_token_states(token_ids, mask, type_ids)
+            states = self._states(token_ids, mask, type_ids)
+            return states[:, :1] if first_token_only else states
         if not first_token_only:
             return super().forward(token_ids, mask, type_ids, segment_concat_mask)
         if not self._first_token_path():
             return super().forward(token_ids, mask, type_ids, segment_concat_mask)[:, :1]
         return self._first_token_states(token_ids, mask, type_ids)
+
+    def _states(
+        self,
+        token_ids: torch.LongTensor,
+        mask: torch.BoolTensor,
+        type_ids: Optional[torch.LongTensor],
+    ) -> torch.Tensor:
+        """
+        AllenNLP's forward pass (without folding long sequences) as `torch.compile` traces it:
+        AllenNLP reads the largest type id back to check it, which would break the compiled
+        graph in two; the transformer's embedding lookup refuses one too large all the same, and
+        type ids of zeros give the same states as none.
+        """
+        parameters = {"input_ids": token_ids, "attention_mask": mask.float()}
+        if type_ids is not None:
+            parameters["token_type_ids"] = type_ids
+        output = self.transformer_model(**parameters)
+        if self._scalar_mix is not None:
+            return self._scalar_mix(output.hidden_states[1:])
+        return output.last_hidden_state
 
     def _first_token_path(self) -> bool:
         """Whether `_first_token_states` can compute this model: a BERT-type encoder, as is."""
@@ -171,7 +218,8 @@ class TftPretrainedTransformerEmbedder(PretrainedTransformerEmbedder):
         first position and its keys and values from all, as a cross-attention over the layer's
         own input.
         """
-        if type_ids is not None:
+        compiling = torch.compiler.is_compiling()
+        if type_ids is not None and not compiling:
             max_type_id = int(type_ids.max())
             if max_type_id == 0:
                 type_ids = None
@@ -183,7 +231,7 @@ class TftPretrainedTransformerEmbedder(PretrainedTransformerEmbedder):
         # Shape: (batch_size, 1, 1, num_wordpieces): 0 where attended, the dtype's minimum at
         # padding (the transformer's own additive mask); none when nothing is padded.
         additive = None
-        if not bool(mask.all()):
+        if compiling or not bool(mask.all()):
             additive = (~mask)[:, None, None, :].to(hidden.dtype) * torch.finfo(hidden.dtype).min
         layers = model.encoder.layer
         for layer in layers[:-1]:
