@@ -18,7 +18,10 @@ in a fresh process. Time runs from reading the training file to the end of the l
 Trainer: reading, tokenizing, building the `Trainer` and `train()`), so imports and model
 loading are left out on both sides. Peak RSS is each whole process's (`ru_maxrss`). With
 `--baseline-tree DIR` a third side runs `allennlp train` with the plugin and configs of another
-checkout (e.g. the main branch: "before"). The sides alternate, in a rotating order, for
+checkout (e.g. the main branch: "before"). `--overrides` adds config overrides to the plugin's
+side, `--trainer-options` `TrainingArguments` to the Trainer's (each side's own best options,
+e.g. `'{"trainer.type": "tft_mixed_precision", "trainer.precision": "bfloat16"}'` and
+`'{"bf16": true, "optim": "adamw_torch_fused"}'`). The sides alternate, in a rotating order, for
 `--rounds` rounds; ratios are taken on the medians. Each side's model is scored on the dev file
 after its first round only (untimed; the seed fixes the run, so later rounds repeat it).
 
@@ -72,6 +75,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--overrides", default="{}", help="more overrides for the plugin side")
+    parser.add_argument(
+        "--trainer-options", default="{}", help="more TrainingArguments for the Trainer side"
+    )
     parser.add_argument("--baseline-tree", default=None, help="another checkout, as a third side")
     # predict
     parser.add_argument("--pairs", type=int, default=1000)

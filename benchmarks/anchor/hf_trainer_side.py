@@ -3,6 +3,7 @@ The anchor benchmark's `trainer` side: one fine-tuning run with the Hugging Face
 its own process, then (with `--score`, untimed) its score on the dev file.
 """
 
+import json
 import os
 import tempfile
 import time
@@ -81,6 +82,7 @@ def hf_trainer(args) -> dict:
             seed=args.seed,
             use_cpu=True,
             dataloader_num_workers=0,
+            **json.loads(args.trainer_options),
         )
         trainer = Trainer(
             model=model,
