@@ -72,6 +72,7 @@ REGISTERED = [
     (TrainerCallback, "tft_rng_checkpoint", "RngCheckpoint"),
     (TrainerCallback, "tft_recover_finished_run", "RecoverFinishedRun"),
     (TrainerCallback, "tft_parameter_counts", "ParameterCounts"),
+    (TrainerCallback, "tft_compile_encoders", "CompileEncoders"),
     (Checkpointer, "tft_atomic", "AtomicCheckpointer"),
     (Trainer, "tft_mixed_precision", "MixedPrecisionTrainer"),
     (Optimizer, "tft_adamw", "FusedAdamWOptimizer"),
