@@ -21,12 +21,20 @@ otherwise), after warm-up, with CUDA synchronisation around each step, and repor
   looked up from the device name);
 - the injection step's throughput relative to the bare encoder's.
 
+`--variants` adds steps with the speed options, each against the same batches: `fused` (fused
+AdamW), `compiled` (fused AdamW and the encoder compiled as `tft_compile_encoders` compiles it;
+the bare model whole), `cudagraphs` (the same with `mode="reduce-overhead"`: CUDA graphs, at
+batches of 128 or fewer, whose steps the host's kernel launches bound); `--sides` picks the models and
+`--attention` the attention implementation. The JSON is rewritten after each batch size, so that
+a run cut short by a time limit keeps what it measured.
+
 `--device cpu` runs the same measurement on the CPU (autocast to bfloat16; no MFU unless
 `--peak-tflops` is given): the test suite does that with a tiny model so that this script
 keeps working without a GPU.
 """
 
 import argparse
+import copy
 import json
 import os
 import statistics
@@ -80,7 +88,13 @@ def write_long_input(path: str, count: int, clauses: int) -> None:
             handle.write(json.dumps(joined) + "\n")
 
 
-def build(model_name: str, corpus: str, batch_sizes: List[int], length: Optional[int]):
+def build(
+    model_name: str,
+    corpus: str,
+    batch_sizes: List[int],
+    length: Optional[int],
+    attention: Optional[str] = None,
+):
     """
     The injection and GLUE models of the configs, and for each batch size one batch of the
     injection reader's instances of `corpus` (indexed with the injection model's vocabulary;
@@ -96,6 +110,8 @@ def build(model_name: str, corpus: str, batch_sizes: List[int], length: Optional
     overrides = {"dataset_reader.part": "all"}
     if length is not None:
         overrides["dataset_reader.max_length"] = length
+    if attention is not None:
+        overrides["model.text_field_embedder.token_embedders.tokens.attention"] = attention
     models, tensors = {}, {}
     for side, config in (("injection", "injection/tft.jsonnet"), ("glue", "glue/mrpc.jsonnet")):
         params = Params.from_file(
@@ -119,9 +135,14 @@ def flops_per_step(model: torch.nn.Module, tokens: int, length: int, config) -> 
     return (6 * parameters + attention) * tokens
 
 
-def time_steps(model, loss_of, device, dtype, scaler, warmup: int, steps: int) -> float:
+def time_steps(
+    model, loss_of, device, dtype, scaler, warmup: int, steps: int, fused: bool = False
+) -> float:
     """The median seconds of `steps` training steps after `warmup` ones."""
-    optimizer = torch.optim.Adam(model.parameters(), lr=5e-5)
+    if fused:
+        optimizer = torch.optim.AdamW(model.parameters(), lr=5e-5, fused=True)
+    else:
+        optimizer = torch.optim.Adam(model.parameters(), lr=5e-5)
     times = []
     for step in range(warmup + steps):
         if device.type == "cuda":
@@ -140,6 +161,19 @@ def time_steps(model, loss_of, device, dtype, scaler, warmup: int, steps: int) -
     return statistics.median(times)
 
 
+def encoder_of(side: str, model: torch.nn.Module) -> torch.nn.Module:
+    """The transformer of a side's model (for its config), the bare model itself."""
+    if side == "bare":
+        return model
+    return model._text_field_embedder.token_embedder_tokens.transformer_model
+
+
+def compile_for(side: str, model: torch.nn.Module, backend: str, mode: Optional[str]) -> None:
+    """Compiles a side's encoder in place (the plugin's embedder, or the bare model whole)."""
+    target = model if side == "bare" else model._text_field_embedder.token_embedder_tokens
+    target.compile(backend=backend, mode=mode)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--model", default=None, help="default: all-MiniLM-L6-v2 from PyPI")
@@ -152,6 +186,12 @@ def main() -> None:
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--peak-tflops", type=float, default=None)
     parser.add_argument("--json", help="also write the results here")
+    parser.add_argument(
+        "--variants", nargs="+", default=[], choices=["fused", "compiled", "cudagraphs"]
+    )
+    parser.add_argument("--sides", nargs="+", default=["injection", "glue", "bare"])
+    parser.add_argument("--attention", default=None, choices=["sdpa", "eager"])
+    parser.add_argument("--backend", default="inductor", help="torch.compile's backend")
     args = parser.parse_args()
     if args.device == "cuda" and not torch.cuda.is_available():
         sys.exit("gpu_benchmark: no CUDA device; run on a GPU machine (or --device cpu).")
@@ -174,12 +214,20 @@ def main() -> None:
         else:
             # About 16 wordpieces a clause and side: enough clauses to pass `length`.
             write_long_input(corpus, max(args.batch_sizes), clauses=args.length // 28 + 1)
-        models, batches = build(model_name, corpus, args.batch_sizes, args.length)
+        models, batches = build(model_name, corpus, args.batch_sizes, args.length, args.attention)
     from allennlp.nn.util import move_to_device
     from transformers import AutoModelForSequenceClassification
 
-    models["bare"] = AutoModelForSequenceClassification.from_pretrained(model_name, num_labels=2)
+    models["bare"] = AutoModelForSequenceClassification.from_pretrained(
+        model_name,
+        num_labels=2,
+        **({"attn_implementation": args.attention} if args.attention else {}),
+    )
+    models = {side: models[side] for side in args.sides}
     report = {"device": name, "dtype": str(dtype), "model": model_name, "peak_tflops": peak}
+    report["attention"] = {
+        side: encoder_of(side, m).config._attn_implementation for side, m in models.items()
+    }
     report["batches"] = {}
     print(f"{name}, {dtype}, model {model_name}, {args.steps} timed steps after {args.warmup}")
     print("| batch | length | step | median seconds | tokens/s | MFU |\n|---|---|---|---|---|---|")
@@ -207,26 +255,35 @@ def main() -> None:
             seconds = time_steps(
                 model, losses[side], device, dtype, scaler, args.warmup, args.steps
             )
-            encoder = (
-                model._text_field_embedder.token_embedder_tokens.transformer_model
-                if side != "bare"
-                else model
-            )
-            flops = flops_per_step(model, real_tokens, length, encoder.config)
-            results[side] = {
-                "median_step_seconds": seconds,
-                "tokens_per_second": real_tokens / seconds,
-                "mfu": flops / seconds / (peak * 1e12) if peak else None,
-            }
+            flops = flops_per_step(model, real_tokens, length, encoder_of(side, model).config)
+            results[side] = measured(seconds, real_tokens, flops, peak)
+            print(row(batch_size, length, side, results[side]))
+            for variant in args.variants:
+                if variant == "cudagraphs" and (device.type != "cuda" or batch_size > 128):
+                    continue  # CUDA graphs pay where kernel launches bound the step
+                fresh = copy.deepcopy(model)
+                if variant != "fused":
+                    mode = "reduce-overhead" if variant == "cudagraphs" else None
+                    compile_for(side, fresh, args.backend, mode)
+                before = compile_counts()
+                seconds = time_steps(
+                    fresh, losses[side], device, dtype, scaler, args.warmup, args.steps, fused=True
+                )
+                after = compile_counts()
+                result = measured(seconds, real_tokens, flops, peak)
+                result["graphs"] = after["graphs"] - before["graphs"]
+                result["graph_breaks"] = after["graph_breaks"] - before["graph_breaks"]
+                results.setdefault("variants", {}).setdefault(variant, {})[side] = result
+                print(row(batch_size, length, f"{side}, {variant}", result))
+                del fresh
+                torch._dynamo.reset()
             model.to("cpu")
             if device.type == "cuda":
                 torch.cuda.empty_cache()
-            r = results[side]
-            mfu = f"{100 * r['mfu']:.1f}%" if r["mfu"] is not None else "n/a"
-            print(
-                f"| {batch_size} | {length} | {side} | {seconds:.4f} | "
-                f"{r['tokens_per_second']:.0f} | {mfu} |"
-            )
+        if "injection" not in results or "bare" not in results:
+            report["batches"][str(batch_size)] = results
+            write_report(args.json, report)
+            continue
         results["injection_vs_bare_throughput"] = (
             results["bare"]["median_step_seconds"] / results["injection"]["median_step_seconds"]
         )
@@ -235,8 +292,35 @@ def main() -> None:
             f"{results['injection_vs_bare_throughput']:.3f} | | | |"
         )
         report["batches"][str(batch_size)] = results
-    if args.json:
-        with open(args.json, "w") as out:
+        write_report(args.json, report)
+
+
+def measured(seconds: float, tokens: int, flops: float, peak: Optional[float]) -> dict:
+    return {
+        "median_step_seconds": seconds,
+        "tokens_per_second": tokens / seconds,
+        "mfu": flops / seconds / (peak * 1e12) if peak else None,
+    }
+
+
+def row(batch_size: int, length: int, side: str, result: dict) -> str:
+    mfu = f"{100 * result['mfu']:.1f}%" if result["mfu"] is not None else "n/a"
+    seconds, tokens = result["median_step_seconds"], result["tokens_per_second"]
+    return f"| {batch_size} | {length} | {side} | {seconds:.4f} | {tokens:.0f} | {mfu} |"
+
+
+def compile_counts() -> dict:
+    from torch._dynamo.utils import counters
+
+    return {
+        "graphs": int(counters["stats"]["unique_graphs"]),
+        "graph_breaks": int(sum(counters["graph_break"].values())),
+    }
+
+
+def write_report(path: Optional[str], report: dict) -> None:
+    if path:
+        with open(path, "w") as out:
             json.dump(report, out, indent=2)
 
 

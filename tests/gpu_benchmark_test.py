@@ -16,6 +16,9 @@ def test_gpu_benchmark_runs_on_the_cpu_with_a_tiny_model(tmp_path, tiny_bert):
     command = [sys.executable, "benchmarks/gpu_benchmark.py", "--device", "cpu"]
     command += ["--model", tiny_bert, "--batch-sizes", "2", "4", "--length", "64"]
     command += ["--steps", "2", "--warmup", "1", "--peak-tflops", "1", "--json", str(output)]
+    # The speed options, compiled without generating code (aot_eager: what dynamo and autograd
+    # do of the compiled encoders, without inductor's minutes of C++ on the CPU).
+    command += ["--variants", "fused", "compiled", "cudagraphs", "--backend", "aot_eager"]
     result = subprocess.run(command, cwd=PROJECT_ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-3000:]
     report = json.loads(output.read_text())
@@ -29,5 +32,14 @@ def test_gpu_benchmark_runs_on_the_cpu_with_a_tiny_model(tmp_path, tiny_bert):
             assert results[side]["tokens_per_second"] > 0 and 0 < results[side]["mfu"] < 1
         ratio = results["bare"]["median_step_seconds"] / results["injection"]["median_step_seconds"]
         assert results["injection_vs_bare_throughput"] == ratio
+        # CUDA graphs need CUDA: only the other two ran; the encoders compiled whole.
+        assert sorted(results["variants"]) == ["compiled", "fused"]
+        for side in ("injection", "glue", "bare"):
+            assert results["variants"]["fused"][side]["graphs"] == 0
+            compiled = results["variants"]["compiled"][side]
+            assert (compiled["graphs"], compiled["graph_breaks"]) == (1, 0)
+            assert compiled["tokens_per_second"] > 0
+    assert report["attention"] == {"injection": "sdpa", "glue": "sdpa", "bare": "sdpa"}
     assert "| 4 | 64 | injection |" in result.stdout
     assert "injection / bare encoder throughput" in result.stdout
+    assert "| 4 | 64 | injection, compiled |" in result.stdout
