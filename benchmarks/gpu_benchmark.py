@@ -24,9 +24,9 @@ otherwise), after warm-up, with CUDA synchronisation around each step, and repor
 `--variants` adds steps with the speed options, each against the same batches: `fused` (fused
 AdamW), `compiled` (fused AdamW and the encoder compiled as `tft_compile_encoders` compiles it;
 the bare model whole), `cudagraphs` (the same with `mode="reduce-overhead"`: CUDA graphs, at
-batches of 128 or fewer, whose steps the host's kernel launches bound); `--sides` picks the models and
-`--attention` the attention implementation. The JSON is rewritten after each batch size, so that
-a run cut short by a time limit keeps what it measured.
+batches of 128 or fewer, whose steps the host's kernel launches bound); `--sides` picks the
+models and `--attention` the attention implementation. The JSON is rewritten after each batch
+size, so that a run cut short by a time limit keeps what it measured.
 
 `--device cpu` runs the same measurement on the CPU (autocast to bfloat16; no MFU unless
 `--peak-tflops` is given): the test suite does that with a tiny model so that this script
