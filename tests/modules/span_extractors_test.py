@@ -118,3 +118,36 @@ def test_a_span_whose_tokens_are_all_masked_is_zeros():
     for name in ("tft_max_pooling", "tft_mean_pooling"):
         pooled = build(name)(SEQUENCE, SPANS, sequence_mask, SPAN_MASK)
         assert torch.equal(pooled[0, 1], torch.zeros(2))
+
+
+@pytest.mark.parametrize("name", ["tft_max_pooling", "tft_mean_pooling"])
+def test_the_path_torch_compile_traces_pools_the_same_in_one_graph(name):
+    """Compiled, the extractor pools through span masks, not the packed tokens: same values,
+    same gradients, one graph without a break."""
+    generator = torch.Generator().manual_seed(1)
+    batch_size, length, num_spans = 3, 12, 5
+    sequence = torch.randn(batch_size, length, 2, generator=generator)
+    starts = torch.randint(0, length, (batch_size, num_spans), generator=generator)
+    widths = torch.randint(1, 6, (batch_size, num_spans), generator=generator)
+    spans = torch.stack([starts, (starts + widths - 1).clamp(max=length - 1)], dim=-1)
+    span_mask = torch.rand(batch_size, num_spans, generator=generator) > 0.3
+    spans[~span_mask] = -1
+    sequence_mask = torch.ones(batch_size, length, dtype=torch.bool)
+    sequence_mask[-1, 8:] = False
+    spans[-1, 0] = torch.tensor([6, 10])  # partly padding
+    spans[-1, 1] = torch.tensor([9, 11])  # all padding: zeros
+    span_mask[-1, :2] = True
+    extractor = build(name)
+    explained = torch._dynamo.explain(extractor)(sequence, spans, sequence_mask, span_mask)
+    assert (explained.graph_count, explained.graph_break_count) == (1, 0)
+    outputs, gradients = [], []
+    for pool in (extractor, torch.compile(extractor, backend="aot_eager")):
+        leaf = sequence.clone().requires_grad_()
+        pooled = pool(leaf, spans, sequence_mask, span_mask)
+        (pooled * torch.arange(pooled.numel()).view_as(pooled)).sum().backward()
+        outputs.append(pooled.detach())
+        gradients.append(leaf.grad)
+    torch._dynamo.reset()
+    torch.testing.assert_close(outputs[1], outputs[0], rtol=0, atol=1e-6)
+    torch.testing.assert_close(gradients[1], gradients[0], rtol=0, atol=1e-6)
+    assert not outputs[1][-1, 1].any() and not outputs[1][~span_mask].any()

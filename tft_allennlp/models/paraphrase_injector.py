@@ -150,27 +150,66 @@ class ParaphraseInjector(Model):
         `(batch_size, num_pairs, num_phrase_labels)` and `phrase_mask` `(batch_size, num_pairs)`
         for the heads that exist, and `loss` when labels are given.
         """
+        output = self.compute(tokens, source_spans, target_spans, label, phrase_labels)
+        losses: Dict[str, Optional[torch.Tensor]] = {}
+        if "sentence_losses" in output:
+            sentence_logits = output["sentence_logits"]
+            sentence_losses = output.pop("sentence_losses")
+            losses["sentence"] = mean_loss(sentence_losses, sentence_logits, self.training)
+            self._metrics["sentence_accuracy"](sentence_logits, label)
+        if "pair_losses" in output:
+            assert phrase_labels is not None
+            phrase_logits, phrase_mask = output["phrase_logits"], output["phrase_mask"]
+            # Shape: (num_real_pairs,): the loss is averaged over the batch's real pairs.
+            pair_losses = output.pop("pair_losses")[phrase_mask]
+            losses["phrase"] = mean_loss(pair_losses, phrase_logits, self.training)
+            self._count_phrase_pairs(phrase_labels, phrase_mask, metadata)
+            self._metrics["phrase_accuracy"](phrase_logits, phrase_labels, phrase_mask)
+            self._metrics["phrase_f1"](phrase_logits, phrase_labels, phrase_mask)
+
+        # An empty padding batch of `tft_streaming` has no loss in evaluation (`mean_loss`).
+        weighted = [
+            self._loss_weights[name] * loss for name, loss in losses.items() if loss is not None
+        ]
+        if weighted:
+            output["loss"] = cast(torch.Tensor, sum(weighted))
+        if losses:
+            self._metrics_updated = True
+        return output
+
+    def compute(
+        self,
+        tokens: TextFieldTensors,
+        source_spans: torch.LongTensor,
+        target_spans: torch.LongTensor,
+        label: Optional[torch.LongTensor] = None,
+        phrase_labels: Optional[torch.LongTensor] = None,
+    ) -> Dict[str, torch.Tensor]:
+        """
+        `forward`'s tensors, without what reads values back to Python (the metrics, the losses'
+        means over the real pairs and the distributed batch), so that `torch.compile` can take it
+        as a whole (`tft_compile_encoders` compiles it): the outputs, and `sentence_losses`
+        `(batch_size,)` and `pair_losses` `(batch_size, num_pairs)` (padding pairs included,
+        which `forward` leaves out) when labels are given.
+        """
         # Shape: (batch_size, num_wordpieces, hidden_dim)
         embedded = self._text_field_embedder(tokens)
         # Shape: (batch_size, num_wordpieces)
         token_mask = util.get_text_field_mask(tokens)
         output: Dict[str, torch.Tensor] = {}
-        losses: Dict[str, Optional[torch.Tensor]] = {}
 
         if self._sentence_classifier is not None:
-            # Shape: (batch_size, num_labels)
             # Shape: (batch_size, hidden_dim): the final [CLS] state.
             cls_vector = self._cls_pooler(embedded, token_mask)
+            # Shape: (batch_size, num_labels)
             sentence_logits = self._sentence_classifier(self._dropout(cls_vector))
             output["sentence_logits"] = sentence_logits
             output["sentence_probs"] = torch.softmax(sentence_logits, dim=-1)
             if label is not None:
                 # Shape: (batch_size,)
-                sentence_losses = torch.nn.functional.cross_entropy(
+                output["sentence_losses"] = torch.nn.functional.cross_entropy(
                     sentence_logits, label, reduction="none"
                 )
-                losses["sentence"] = mean_loss(sentence_losses, sentence_logits, self.training)
-                self._metrics["sentence_accuracy"](sentence_logits, label)
 
         if self._phrase_classifier is not None:
             # Shape: (batch_size, num_pairs)
@@ -186,23 +225,12 @@ class ParaphraseInjector(Model):
             output["phrase_probs"] = torch.softmax(phrase_logits, dim=-1)
             output["phrase_mask"] = phrase_mask
             if phrase_labels is not None:
-                # Shape: (num_real_pairs,): the loss is averaged over the batch's real pairs.
-                pair_losses = torch.nn.functional.cross_entropy(
-                    phrase_logits[phrase_mask], phrase_labels[phrase_mask], reduction="none"
-                )
-                losses["phrase"] = mean_loss(pair_losses, phrase_logits, self.training)
-                self._count_phrase_pairs(phrase_labels, phrase_mask, metadata)
-                self._metrics["phrase_accuracy"](phrase_logits, phrase_labels, phrase_mask)
-                self._metrics["phrase_f1"](phrase_logits, phrase_labels, phrase_mask)
-
-        # An empty padding batch of `tft_streaming` has no loss in evaluation (`mean_loss`).
-        weighted = [
-            self._loss_weights[name] * loss for name, loss in losses.items() if loss is not None
-        ]
-        if weighted:
-            output["loss"] = cast(torch.Tensor, sum(weighted))
-        if losses:
-            self._metrics_updated = True
+                # Shape: (batch_size, num_pairs): each pair's own cross-entropy (a padding pair's,
+                # against label 0, is left out by `forward`).
+                output["pair_losses"] = torch.nn.functional.cross_entropy(
+                    phrase_logits.flatten(0, 1), phrase_labels.clamp(min=0).flatten(),
+                    reduction="none",
+                ).view(phrase_labels.shape)  # fmt: skip
         return output
 
     def make_output_human_readable(

@@ -27,3 +27,9 @@ class MaxPoolingSpanExtractor(PoolingSpanExtractor):
             "amax",
             include_self=False,
         )
+
+    def _pool_whole(self, sequence_tensor: torch.Tensor, inside: torch.Tensor) -> torch.Tensor:
+        # Shape: (batch_size, num_spans, input_dim); tied maxima share the gradient, as above.
+        lowest = torch.finfo(sequence_tensor.dtype).min
+        pooled = torch.where(inside.unsqueeze(-1), sequence_tensor.unsqueeze(1), lowest).amax(2)
+        return torch.where(inside.any(-1, keepdim=True), pooled, 0.0)

@@ -23,3 +23,9 @@ class MeanPoolingSpanExtractor(PoolingSpanExtractor):
         )
         counts = torch.bincount(owners, minlength=num_spans).clamp(min=1).unsqueeze(-1)
         return sums / counts
+
+    def _pool_whole(self, sequence_tensor: torch.Tensor, inside: torch.Tensor) -> torch.Tensor:
+        # Shape: (batch_size, num_spans, 1)
+        counts = inside.sum(-1, keepdim=True).clamp(min=1)
+        # Shape: (batch_size, num_spans, input_dim)
+        return torch.bmm(inside.to(sequence_tensor.dtype), sequence_tensor) / counts

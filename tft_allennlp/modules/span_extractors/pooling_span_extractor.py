@@ -71,6 +71,9 @@ class PoolingSpanExtractor(SpanExtractorWithSpanWidthEmbedding):
             if span_indices_mask is None
             else span_indices_mask.bool()
         )
+        if torch.compiler.is_compiling():
+            whole = self._embed_spans_whole(sequence_tensor, span_indices, sequence_mask, kept)
+            return whole  # type: ignore[return-value]
         # Shape: (num_kept,) each: the batch row and span slot of every unmasked span.
         rows, slots = kept.nonzero(as_tuple=True)
         starts, ends = span_indices[rows, slots, 0], span_indices[rows, slots, 1]
@@ -98,6 +101,40 @@ class PoolingSpanExtractor(SpanExtractorWithSpanWidthEmbedding):
         )
         pooled[rows, slots] = self._pool(token_vectors, owners, rows.numel())
         return pooled  # type: ignore[return-value]
+
+    def _embed_spans_whole(
+        self,
+        sequence_tensor: torch.Tensor,
+        span_indices: torch.Tensor,
+        sequence_mask: Optional[torch.Tensor],
+        kept: torch.Tensor,
+    ) -> torch.Tensor:
+        """
+        The same pooling as `torch.compile` traces it, in shapes that do not depend on the
+        spans' values (the packed path's `nonzero` and `repeat_interleave` would break the graph
+        at every call): each span's tokens as a mask over the sequence, `(batch_size, num_spans,
+        num_tokens)`, which the compiled reduction reads without building the padded tensor.
+        Spans are not checked for range here (that needs their values back in Python).
+        """
+        # Shape: (1, 1, num_tokens)
+        positions = torch.arange(sequence_tensor.size(1), device=sequence_tensor.device)[None, None]
+        # Shape: (batch_size, num_spans, num_tokens)
+        inside = (
+            (positions >= span_indices[:, :, :1])
+            & (positions <= span_indices[:, :, 1:])
+            & kept.unsqueeze(-1)
+        )
+        if sequence_mask is not None:
+            inside = inside & sequence_mask.bool().unsqueeze(1)
+        return self._pool_whole(sequence_tensor, inside)
+
+    def _pool_whole(self, sequence_tensor: torch.Tensor, inside: torch.Tensor) -> torch.Tensor:
+        """
+        `_pool` over `sequence_tensor` `(batch_size, num_tokens, input_dim)` with each span's
+        tokens given by `inside` `(batch_size, num_spans, num_tokens)`; returns `(batch_size,
+        num_spans, input_dim)`, zeros for a span without tokens.
+        """
+        raise NotImplementedError
 
     def _pool(
         self, token_vectors: torch.Tensor, owners: torch.Tensor, num_spans: int
