@@ -22,11 +22,12 @@ otherwise), after warm-up, with CUDA synchronisation around each step, and repor
 - the injection step's throughput relative to the bare encoder's.
 
 `--variants` adds steps with the speed options, each against the same batches: `fused` (fused
-AdamW), `compiled` (fused AdamW and the encoder compiled as `tft_compile_encoders` compiles it;
-the bare model whole), `cudagraphs` (the same with `mode="reduce-overhead"`: CUDA graphs, at
-batches of 128 or fewer, whose steps the host's kernel launches bound); `--sides` picks the
-models and `--attention` the attention implementation. The JSON is rewritten after each batch
-size, so that a run cut short by a time limit keeps what it measured.
+AdamW), `compiled` (fused AdamW and the model compiled as `tft_compile_encoders` compiles it:
+the injector's whole computation, the GLUE model's encoder; the bare model whole),
+`cudagraphs` (the same with `mode="reduce-overhead"`: CUDA graphs, at batches of 128 or fewer,
+whose steps the host's kernel launches bound); `--sides` picks the models and `--attention` the
+attention implementation. The JSON is rewritten after each batch size, so that a run cut short
+by a time limit keeps what it measured.
 
 `--device cpu` runs the same measurement on the CPU (autocast to bfloat16; no MFU unless
 `--peak-tflops` is given): the test suite does that with a tiny model so that this script
@@ -169,7 +170,14 @@ def encoder_of(side: str, model: torch.nn.Module) -> torch.nn.Module:
 
 
 def compile_for(side: str, model: torch.nn.Module, backend: str, mode: Optional[str]) -> None:
-    """Compiles a side's encoder in place (the plugin's embedder, or the bare model whole)."""
+    """
+    Compiles a side in place as `tft_compile_encoders` does: the injector's whole `compute`,
+    the GLUE model's embedder, the bare model whole.
+    """
+    compute = getattr(model, "compute", None)
+    if callable(compute):
+        model.compute = torch.compile(compute, backend=backend, mode=mode)  # type: ignore
+        return
     target = model if side == "bare" else model._text_field_embedder.token_embedder_tokens
     target.compile(backend=backend, mode=mode)
 

@@ -78,3 +78,24 @@ def test_without_a_compiler_it_says_why_once_and_trains_eagerly(tmp_path, monkey
     assert log.count("Not compiling the encoders: no C++ compiler (no-such-c++") == 1
     assert "Compiling" not in log and "graph break" not in log
     assert (tmp_path / "run" / "model.tar.gz").is_file()
+
+
+def test_an_injection_run_compiles_its_whole_computation_without_a_break(tmp_path):
+    config = write_config(
+        tmp_path / "config.json",
+        CONFIGS_ROOT / "injection/tft.jsonnet",
+        # The fixture corpus is small: a quarter of it for validation.
+        {
+            "trainer.num_epochs": 1,
+            "dataset_reader.validation_fraction": 0.25,
+            "validation_dataset_reader.validation_fraction": 0.25,
+        },
+        edit=lambda params: params["trainer"]["callbacks"].append(
+            {"type": "tft_compile_encoders", "backend": "aot_eager"}
+        ),
+    )
+    result = allennlp_train(config, tmp_path / "run", "--file-friendly-logging")
+    assert result.returncode == 0, result.stderr[-3000:]
+    log = (tmp_path / "run" / "out.log").read_text()
+    assert "Compiling ParaphraseInjector.compute with backend=aot_eager" in log
+    assert "graph(s) and met 0 graph break(s)." in log

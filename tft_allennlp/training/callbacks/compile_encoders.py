@@ -43,22 +43,25 @@ def compile_counts() -> Dict[str, int]:
 @TrainerCallback.register("tft_compile_encoders")
 class CompileEncoders(TrainerCallback):
     """
-    Compiles the model's transformer encoders (every `tft_pretrained_transformer` embedder, as
-    the GLUE, injection, Siamese and multitask models hold them) with `torch.compile` when
-    training starts, in place: checkpoints, archives and the optimizer see the same modules and
-    parameters. The embedders trace without a graph break (AllenNLP's checks that read type ids
-    back are skipped when traced). Sequence lengths vary from batch to batch: torch compiles the
-    first shape as it is and, at the second, once more with lengths (and the batch size) as
-    symbols, so a run compiles about two graphs for training and two for validation
-    (`dynamic: true` compiles the symbolic one at once). At the end of each epoch the log says
-    how many graphs were compiled and how many graph breaks met in it.
+    Compiles the model with `torch.compile` when training starts, in place (checkpoints,
+    archives and the optimizer see the same modules and parameters): a model's `compute`, the
+    tensors of its forward pass without the metrics, where it has one (the paraphrase injector:
+    encoder, span pooling, features, heads and losses as one graph), else its transformer
+    encoders (every `tft_pretrained_transformer` embedder, as the GLUE, Siamese and multitask
+    models hold them). Both trace without a graph break (AllenNLP's checks that read type ids
+    back and the packed span pooling are replaced by equivalent tensor code when traced).
+    Sequence lengths vary from batch to batch: torch compiles the first shape as it is and, at
+    the second, once more with lengths (and the batch size) as symbols, so a run compiles about
+    two graphs for training and two for validation (`dynamic: true` compiles the symbolic one at
+    once). At the end of each epoch the log says how many graphs were compiled and how many
+    graph breaks met in it.
 
     Where it cannot compile (inductor without a C++ compiler on the CPU, or without Triton on a
     GPU), one warning says why and training runs eagerly; a graph that fails to compile later
     runs eagerly too (dynamo's `suppress_errors`), with dynamo's warning.
 
-    On the CPU compiling costs more than it saves for a run of the sizes here (about 70 s per
-    graph for MiniLM on this project's 2-core machine, and compiled steps no faster:
+    On the CPU compiling costs more than it saves for a run of the sizes here (22-31 s for
+    MiniLM's encoder on this project's 2-core machine, then steps 1.03-1.10x as fast:
     `benchmarks/RESULTS.md`, "Compiled and fused steps"): the shipped configs do not compile.
 
     Registered as a `TrainerCallback` with name "tft_compile_encoders".
@@ -98,24 +101,28 @@ class CompileEncoders(TrainerCallback):
     def on_start(
         self, trainer: "GradientDescentTrainer", is_primary: bool = True, **kwargs
     ) -> None:
-        encoders = [
-            module
-            for module in trainer.model.modules()
-            if isinstance(module, TftPretrainedTransformerEmbedder)
-        ]
-        device = next(trainer.model.parameters()).device
+        model = trainer.model
+        device = next(model.parameters()).device
         problem = compile_problem(self.options["backend"], device)
         if problem is not None:
             logger.warning("Not compiling the encoders: %s; training eagerly.", problem)
             return
-        if not encoders:
+        compute = getattr(model, "compute", None)
+        encoders = [m for m in model.modules() if isinstance(m, TftPretrainedTransformerEmbedder)]
+        if callable(compute):
+            # The whole computation (the injector's: encoder, span pooling, heads, losses).
+            model.compute = torch.compile(compute, **self.options)  # type: ignore[assignment]
+            what = f"{type(model).__name__}.compute"
+        elif encoders:
+            for encoder in encoders:
+                encoder.compile(**self.options)
+            what = f"{len(encoders)} encoder(s)"
+        else:
             logger.warning("Not compiling: the model has no tft_pretrained_transformer embedder.")
             return
         torch._dynamo.config.suppress_errors = True
-        for encoder in encoders:
-            encoder.compile(**self.options)
         self._counts = compile_counts()
-        logger.info("Compiling %d encoder(s) with %s.", len(encoders), self._describe())
+        logger.info("Compiling %s with %s.", what, self._describe())
 
     def on_epoch(
         self,
