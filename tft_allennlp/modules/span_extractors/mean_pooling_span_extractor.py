@@ -24,8 +24,19 @@ class MeanPoolingSpanExtractor(PoolingSpanExtractor):
         counts = torch.bincount(owners, minlength=num_spans).clamp(min=1).unsqueeze(-1)
         return sums / counts
 
-    def _pool_whole(self, sequence_tensor: torch.Tensor, inside: torch.Tensor) -> torch.Tensor:
-        # Shape: (batch_size, num_spans, 1)
-        counts = inside.sum(-1, keepdim=True).clamp(min=1)
+    def _pool_ranges(
+        self,
+        sequence_tensor: torch.Tensor,
+        token_mask: torch.Tensor,
+        starts: torch.Tensor,
+        ends: torch.Tensor,
+        counts: torch.Tensor,
+    ) -> torch.Tensor:
+        # Shape: (batch_size, num_tokens + 1, input_dim): sums of the unmasked tokens before
+        # each position.
+        values = sequence_tensor * token_mask.unsqueeze(-1).to(sequence_tensor.dtype)
+        before = torch.nn.functional.pad(values.cumsum(1), (0, 0, 1, 0))
+        rows = torch.arange(starts.size(0), device=starts.device).unsqueeze(-1)
         # Shape: (batch_size, num_spans, input_dim)
-        return torch.bmm(inside.to(sequence_tensor.dtype), sequence_tensor) / counts
+        sums = before[rows, ends + 1] - before[rows, starts]
+        return sums / counts.clamp(min=1).unsqueeze(-1).to(sums.dtype)

@@ -112,27 +112,41 @@ class PoolingSpanExtractor(SpanExtractorWithSpanWidthEmbedding):
         """
         The same pooling as `torch.compile` traces it, in shapes that do not depend on the
         spans' values (the packed path's `nonzero` and `repeat_interleave` would break the graph
-        at every call): each span's tokens as a mask over the sequence, `(batch_size, num_spans,
-        num_tokens)`, which the compiled reduction reads without building the padded tensor.
-        Spans are not checked for range here (that needs their values back in Python).
+        at every call): each span as its first and last position, pooled by `_pool_ranges` from
+        tables over the sequence. Spans are not checked for range here (that needs their values
+        back in Python); padding spans come out as zeros.
         """
-        # Shape: (1, 1, num_tokens)
-        positions = torch.arange(sequence_tensor.size(1), device=sequence_tensor.device)[None, None]
-        # Shape: (batch_size, num_spans, num_tokens)
-        inside = (
-            (positions >= span_indices[:, :, :1])
-            & (positions <= span_indices[:, :, 1:])
-            & kept.unsqueeze(-1)
+        batch_size, length = sequence_tensor.shape[:2]
+        # Shape: (batch_size, num_spans) each, inside the sequence (padding spans too).
+        starts = span_indices[:, :, 0].clamp(0, length - 1)
+        ends = torch.maximum(span_indices[:, :, 1].clamp(0, length - 1), starts)
+        # Shape: (batch_size, num_tokens)
+        token_mask = (
+            sequence_mask.bool()
+            if sequence_mask is not None
+            else torch.ones(batch_size, length, dtype=torch.bool, device=sequence_tensor.device)
         )
-        if sequence_mask is not None:
-            inside = inside & sequence_mask.bool().unsqueeze(1)
-        return self._pool_whole(sequence_tensor, inside)
+        # Shape: (batch_size, num_tokens + 1): unmasked tokens before each position.
+        before = torch.nn.functional.pad(token_mask.long().cumsum(1), (1, 0))
+        # Shape: (batch_size, num_spans)
+        counts = before.gather(1, ends + 1) - before.gather(1, starts)
+        pooled = self._pool_ranges(sequence_tensor, token_mask, starts, ends, counts)
+        present = (kept & (counts > 0)).unsqueeze(-1)
+        return torch.where(present, pooled, 0.0)
 
-    def _pool_whole(self, sequence_tensor: torch.Tensor, inside: torch.Tensor) -> torch.Tensor:
+    def _pool_ranges(
+        self,
+        sequence_tensor: torch.Tensor,
+        token_mask: torch.Tensor,
+        starts: torch.Tensor,
+        ends: torch.Tensor,
+        counts: torch.Tensor,
+    ) -> torch.Tensor:
         """
-        `_pool` over `sequence_tensor` `(batch_size, num_tokens, input_dim)` with each span's
-        tokens given by `inside` `(batch_size, num_spans, num_tokens)`; returns `(batch_size,
-        num_spans, input_dim)`, zeros for a span without tokens.
+        `_pool` of the unmasked tokens (`token_mask` `(batch_size, num_tokens)`) from `starts`
+        to `ends` (inclusive, `(batch_size, num_spans)`; `counts` of them) of `sequence_tensor`
+        `(batch_size, num_tokens, input_dim)`; returns `(batch_size, num_spans, input_dim)`,
+        anything for a span of no token (zeroed after).
         """
         raise NotImplementedError
 

@@ -61,9 +61,9 @@ class CompileEncoders(TrainerCallback):
     runs eagerly too (dynamo's `suppress_errors`), with dynamo's warning.
 
     On the CPU compiling costs more than it saves for a run of the sizes here (22-31 s for
-    MiniLM's encoder on this project's 2-core machine, then GLUE steps 1.03-1.10x as fast and
-    injection steps 0.7-0.8x: `benchmarks/RESULTS.md`, "Compiled and fused steps"): the shipped
-    configs do not compile.
+    MiniLM's encoder on this project's 2-core machine, then GLUE steps 1.03-1.10x as fast in
+    float32, and every step slower under bfloat16 autocast, the injection's 0.8x:
+    `benchmarks/RESULTS.md`, "Compiled and fused steps"): the shipped configs do not compile.
 
     Registered as a `TrainerCallback` with name "tft_compile_encoders".
 
