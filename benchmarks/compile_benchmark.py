@@ -68,10 +68,12 @@ def main() -> None:
     parser.add_argument("--backend", default="inductor")
     parser.add_argument("--device", default="cpu")
     args = parser.parse_args()
+    if args.steps <= 6:
+        parser.error("--steps must be 7 or more: medians are taken once every length has run")
     torch.set_num_threads(args.threads)
     device = torch.device(args.device)
     model = args.model or default_model()
-    from torch._dynamo.utils import counters
+    from tft_allennlp.training.callbacks.compile_encoders import compile_counts
 
     sides = {}
     for name, attention, compiled, dynamic in [
@@ -92,7 +94,7 @@ def main() -> None:
         order = names[step % len(names) :] + names[: step % len(names)]
         for name in order:
             embedder, head, optimizer = sides[name]["parts"]
-            before = dict(counters["stats"]), sum(counters["graph_break"].values())
+            before = compile_counts()
             if device.type == "cuda":
                 torch.cuda.synchronize()
             started = time.perf_counter()
@@ -104,10 +106,9 @@ def main() -> None:
             if device.type == "cuda":
                 torch.cuda.synchronize()
             sides[name]["times"].append(time.perf_counter() - started)
-            sides[name]["graphs"] += counters["stats"]["unique_graphs"] - before[0].get(
-                "unique_graphs", 0
-            )
-            sides[name]["breaks"] += sum(counters["graph_break"].values()) - before[1]
+            after = compile_counts()
+            sides[name]["graphs"] += after["graphs"] - before["graphs"]
+            sides[name]["breaks"] += after["graph_breaks"] - before["graph_breaks"]
         print(f"step {step} done", flush=True)
     seen = 6  # every length once
     reference = statistics.median(sides["sdpa, eager"]["times"][seen:])

@@ -170,16 +170,13 @@ def encoder_of(side: str, model: torch.nn.Module) -> torch.nn.Module:
 
 
 def compile_for(side: str, model: torch.nn.Module, backend: str, mode: Optional[str]) -> None:
-    """
-    Compiles a side in place as `tft_compile_encoders` does: the injector's whole `compute`,
-    the GLUE model's embedder, the bare model whole.
-    """
-    compute = getattr(model, "compute", None)
-    if callable(compute):
-        model.compute = torch.compile(compute, backend=backend, mode=mode)  # type: ignore
-        return
-    target = model if side == "bare" else model._text_field_embedder.token_embedder_tokens
-    target.compile(backend=backend, mode=mode)
+    """Compiles a side in place as `tft_compile_encoders` does; the bare model whole."""
+    from tft_allennlp.training.callbacks.compile_encoders import compile_in_place
+
+    if side == "bare":
+        model.compile(backend=backend, mode=mode)
+    else:
+        compile_in_place(model, backend=backend, mode=mode)
 
 
 def main() -> None:
@@ -225,6 +222,8 @@ def main() -> None:
         models, batches = build(model_name, corpus, args.batch_sizes, args.length, args.attention)
     from allennlp.nn.util import move_to_device
     from transformers import AutoModelForSequenceClassification
+
+    from tft_allennlp.training.callbacks.compile_encoders import compile_counts
 
     models["bare"] = AutoModelForSequenceClassification.from_pretrained(
         model_name,
@@ -315,15 +314,6 @@ def row(batch_size: int, length: int, side: str, result: dict) -> str:
     mfu = f"{100 * result['mfu']:.1f}%" if result["mfu"] is not None else "n/a"
     seconds, tokens = result["median_step_seconds"], result["tokens_per_second"]
     return f"| {batch_size} | {length} | {side} | {seconds:.4f} | {tokens:.0f} | {mfu} |"
-
-
-def compile_counts() -> dict:
-    from torch._dynamo.utils import counters
-
-    return {
-        "graphs": int(counters["stats"]["unique_graphs"]),
-        "graph_breaks": int(sum(counters["graph_break"].values())),
-    }
 
 
 def write_report(path: Optional[str], report: dict) -> None:

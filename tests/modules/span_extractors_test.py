@@ -80,9 +80,10 @@ def padded_pooling(name, sequence, spans, sequence_mask, span_mask):
     return pool(vectors, mask, dim=-2) * span_mask.unsqueeze(-1)
 
 
-@pytest.mark.parametrize("name", ["tft_max_pooling", "tft_mean_pooling"])
-def test_packed_pooling_matches_padded_pooling_with_its_gradients(name):
-    generator = torch.Generator().manual_seed(0)
+def random_spans(seed: int):
+    """A sequence `(3, 12, 2)`, spans `(3, 5, 2)` of 1-5 tokens, about a third of them padding
+    (`-1`), and the mask of the real ones."""
+    generator = torch.Generator().manual_seed(seed)
     batch_size, length, num_spans = 3, 12, 5
     sequence = torch.randn(batch_size, length, 2, generator=generator)
     starts = torch.randint(0, length, (batch_size, num_spans), generator=generator)
@@ -90,6 +91,13 @@ def test_packed_pooling_matches_padded_pooling_with_its_gradients(name):
     spans = torch.stack([starts, (starts + widths - 1).clamp(max=length - 1)], dim=-1)
     span_mask = torch.rand(batch_size, num_spans, generator=generator) > 0.3
     spans[~span_mask] = -1
+    return sequence, spans, span_mask
+
+
+@pytest.mark.parametrize("name", ["tft_max_pooling", "tft_mean_pooling"])
+def test_packed_pooling_matches_padded_pooling_with_its_gradients(name):
+    sequence, spans, span_mask = random_spans(seed=0)
+    batch_size, length, _ = sequence.shape
     # The last instance is shorter: its padding tokens are left out of the spans covering them.
     sequence_mask = torch.ones(batch_size, length, dtype=torch.bool)
     sequence_mask[-1, 8:] = False
@@ -122,16 +130,10 @@ def test_a_span_whose_tokens_are_all_masked_is_zeros():
 
 @pytest.mark.parametrize("name", ["tft_max_pooling", "tft_mean_pooling"])
 def test_the_path_torch_compile_traces_pools_the_same_in_one_graph(name):
-    """Compiled, the extractor pools through span masks, not the packed tokens: same values,
-    same gradients, one graph without a break."""
-    generator = torch.Generator().manual_seed(1)
-    batch_size, length, num_spans = 3, 12, 5
-    sequence = torch.randn(batch_size, length, 2, generator=generator)
-    starts = torch.randint(0, length, (batch_size, num_spans), generator=generator)
-    widths = torch.randint(1, 6, (batch_size, num_spans), generator=generator)
-    spans = torch.stack([starts, (starts + widths - 1).clamp(max=length - 1)], dim=-1)
-    span_mask = torch.rand(batch_size, num_spans, generator=generator) > 0.3
-    spans[~span_mask] = -1
+    """Compiled, the extractor pools from tables over the sequence, not the packed tokens: same
+    values, same gradients, one graph without a break."""
+    sequence, spans, span_mask = random_spans(seed=1)
+    batch_size, length, _ = sequence.shape
     sequence_mask = torch.ones(batch_size, length, dtype=torch.bool)
     sequence_mask[-1, 8:] = False
     spans[-1, 0] = torch.tensor([6, 10])  # partly padding

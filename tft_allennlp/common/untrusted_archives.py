@@ -194,10 +194,7 @@ def check_archive_config(serialization_dir: str) -> Dict[str, Any]:
         ) from None
     registered = _registered_names()
     for key_path, key, value in _items(config):
-        if key == "type" and isinstance(value, str) and value not in registered:
-            if tft_allennlp_lazy.complete_registry(f"an archive names {value!r}"):
-                registered = _registered_names()
-        if key == "type" and isinstance(value, str) and value not in registered:
+        if key == "type" and isinstance(value, str) and not _registered(value, registered):
             raise UntrustedArchiveError(
                 f"{where}: refused: {key_path} {value!r} is not a registered component; an "
                 "archive may only name registered ones (a dotted name would import and call "
@@ -214,6 +211,16 @@ def check_archive_config(serialization_dir: str) -> Dict[str, Any]:
 def _registered_names() -> set:
     """Every name registered so far, for any base class."""
     return {name for names in Registrable._registry.values() for name in names}
+
+
+def _registered(name: str, registered: set) -> bool:
+    """
+    Whether `name` is in `registered` (names registered so far), after importing what the
+    `allennlp` command left to registry lookups if it is not (which then joins `registered`).
+    """
+    if name not in registered and tft_allennlp_lazy.complete_registry(f"an archive names {name!r}"):
+        registered |= _registered_names()
+    return name in registered
 
 
 def _items(value: Any, path: str = "") -> Iterator[tuple]:

@@ -42,22 +42,30 @@ def test_a_compiled_embedder_traces_whole_and_computes_the_same_states_and_gradi
         torch._dynamo.reset()
 
 
-def test_a_glue_run_compiles_its_encoder_and_reports_the_graphs_of_each_epoch(tmp_path):
-    config = write_config(
+def train_with(tmp_path, config: str, overrides: dict, callback: dict):
+    """`allennlp train` of the shipped `config` with `callback` added; the run's log."""
+    path = write_config(
         tmp_path / "config.json",
-        CONFIGS_ROOT / "glue/mrpc.jsonnet",
-        {"trainer.num_epochs": 1},
-        edit=lambda params: params["trainer"]["callbacks"].append(
-            {"type": "tft_compile_encoders", "backend": "aot_eager"}
-        ),
+        CONFIGS_ROOT / config,
+        overrides,
+        edit=lambda params: params["trainer"]["callbacks"].append(callback),
     )
-    result = allennlp_train(config, tmp_path / "run", "--file-friendly-logging")
+    result = allennlp_train(path, tmp_path / "run", "--file-friendly-logging")
     assert result.returncode == 0, result.stderr[-3000:]
-    log = (tmp_path / "run" / "out.log").read_text()
+    assert (tmp_path / "run" / "model.tar.gz").is_file()
+    return (tmp_path / "run" / "out.log").read_text()
+
+
+def test_a_glue_run_compiles_its_encoder_and_reports_the_graphs_of_each_epoch(tmp_path):
+    log = train_with(
+        tmp_path,
+        "glue/mrpc.jsonnet",
+        {"trainer.num_epochs": 1},
+        {"type": "tft_compile_encoders", "backend": "aot_eager"},
+    )
     assert "Compiling 1 encoder(s) with backend=aot_eager" in log
     # Training's batches, then validation's (no gradients: graphs of their own), none broken.
     assert "Epoch 0 compiled " in log and "graph(s) and met 0 graph break(s)." in log
-    assert (tmp_path / "run" / "model.tar.gz").is_file()
 
 
 def test_without_a_compiler_it_says_why_once_and_trains_eagerly(tmp_path, monkeypatch):
@@ -66,36 +74,24 @@ def test_without_a_compiler_it_says_why_once_and_trains_eagerly(tmp_path, monkey
         "no C++ compiler (no-such-c++; set CXX), which inductor builds CPU kernels with"
     )
     assert compile_problem("aot_eager", torch.device("cpu")) is None
-    config = write_config(
-        tmp_path / "config.json",
-        CONFIGS_ROOT / "glue/mrpc.jsonnet",
-        {"trainer.num_epochs": 1},
-        edit=lambda params: params["trainer"]["callbacks"].append({"type": "tft_compile_encoders"}),
+    log = train_with(
+        tmp_path, "glue/mrpc.jsonnet", {"trainer.num_epochs": 1}, {"type": "tft_compile_encoders"}
     )
-    result = allennlp_train(config, tmp_path / "run", "--file-friendly-logging")
-    assert result.returncode == 0, result.stderr[-3000:]
-    log = (tmp_path / "run" / "out.log").read_text()
     assert log.count("Not compiling the encoders: no C++ compiler (no-such-c++") == 1
     assert "Compiling" not in log and "graph break" not in log
-    assert (tmp_path / "run" / "model.tar.gz").is_file()
 
 
 def test_an_injection_run_compiles_its_whole_computation_without_a_break(tmp_path):
-    config = write_config(
-        tmp_path / "config.json",
-        CONFIGS_ROOT / "injection/tft.jsonnet",
+    log = train_with(
+        tmp_path,
+        "injection/tft.jsonnet",
         # The fixture corpus is small: a quarter of it for validation.
         {
             "trainer.num_epochs": 1,
             "dataset_reader.validation_fraction": 0.25,
             "validation_dataset_reader.validation_fraction": 0.25,
         },
-        edit=lambda params: params["trainer"]["callbacks"].append(
-            {"type": "tft_compile_encoders", "backend": "aot_eager"}
-        ),
+        {"type": "tft_compile_encoders", "backend": "aot_eager"},
     )
-    result = allennlp_train(config, tmp_path / "run", "--file-friendly-logging")
-    assert result.returncode == 0, result.stderr[-3000:]
-    log = (tmp_path / "run" / "out.log").read_text()
     assert "Compiling ParaphraseInjector.compute with backend=aot_eager" in log
     assert "graph(s) and met 0 graph break(s)." in log

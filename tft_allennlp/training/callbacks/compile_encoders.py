@@ -40,6 +40,22 @@ def compile_counts() -> Dict[str, int]:
     }
 
 
+def compile_in_place(model: torch.nn.Module, **options: Any) -> Optional[str]:
+    """
+    Compiles `model` in place with `torch.compile(**options)`: its whole `compute` where it has
+    one (the injector's: encoder, span pooling, heads, losses), else every
+    `tft_pretrained_transformer` embedder in it. Says what it compiled; None if nothing.
+    """
+    compute = getattr(model, "compute", None)
+    if callable(compute):
+        model.compute = torch.compile(compute, **options)  # type: ignore[assignment]
+        return f"{type(model).__name__}.compute"
+    encoders = [m for m in model.modules() if isinstance(m, TftPretrainedTransformerEmbedder)]
+    for encoder in encoders:
+        encoder.compile(**options)
+    return f"{len(encoders)} encoder(s)" if encoders else None
+
+
 @TrainerCallback.register("tft_compile_encoders")
 class CompileEncoders(TrainerCallback):
     """
@@ -108,17 +124,8 @@ class CompileEncoders(TrainerCallback):
         if problem is not None:
             logger.warning("Not compiling the encoders: %s; training eagerly.", problem)
             return
-        compute = getattr(model, "compute", None)
-        encoders = [m for m in model.modules() if isinstance(m, TftPretrainedTransformerEmbedder)]
-        if callable(compute):
-            # The whole computation (the injector's: encoder, span pooling, heads, losses).
-            model.compute = torch.compile(compute, **self.options)  # type: ignore[assignment]
-            what = f"{type(model).__name__}.compute"
-        elif encoders:
-            for encoder in encoders:
-                encoder.compile(**self.options)
-            what = f"{len(encoders)} encoder(s)"
-        else:
+        what = compile_in_place(model, **self.options)
+        if what is None:
             logger.warning("Not compiling: the model has no tft_pretrained_transformer embedder.")
             return
         torch._dynamo.config.suppress_errors = True
