@@ -21,7 +21,8 @@ loading are left out on both sides. Peak RSS is each whole process's (`ru_maxrss
 checkout (e.g. the main branch: "before"). `--overrides` adds config overrides to the plugin's
 side, `--trainer-options` `TrainingArguments` to the Trainer's (each side's own best options,
 e.g. `'{"trainer.type": "tft_mixed_precision", "trainer.precision": "bfloat16"}'` and
-`'{"bf16": true, "optim": "adamw_torch_fused"}'`). The sides alternate, in a rotating order, for
+`'{"bf16": true, "optim": "adamw_torch_fused"}'`; `--trainer-attention` the Trainer's model's
+`attn_implementation`). The sides alternate, in a rotating order, for
 `--rounds` rounds; ratios are taken on the medians. Each side's model is scored on the dev file
 after its first round only (untimed; the seed fixes the run, so later rounds repeat it).
 
@@ -77,6 +78,12 @@ def main() -> None:
     parser.add_argument("--overrides", default="{}", help="more overrides for the plugin side")
     parser.add_argument(
         "--trainer-options", default="{}", help="more TrainingArguments for the Trainer side"
+    )
+    parser.add_argument(
+        "--trainer-attention",
+        default=None,
+        choices=["sdpa", "eager"],
+        help="the Trainer side's attn_implementation (default transformers' choice)",
     )
     parser.add_argument("--baseline-tree", default=None, help="another checkout, as a third side")
     # predict

@@ -49,7 +49,9 @@ def hf_trainer(args) -> dict:
     set_seed(args.seed)
     tokenizer = AutoTokenizer.from_pretrained(model_name)
     model = AutoModelForSequenceClassification.from_pretrained(
-        model_name, num_labels=1 if regression else 2
+        model_name,
+        num_labels=1 if regression else 2,
+        **({"attn_implementation": args.trainer_attention} if args.trainer_attention else {}),
     )
     task_dir = os.path.join(args.glue_dir, DIRECTORIES[args.task])
 

@@ -24,7 +24,8 @@ def train_main(args) -> None:
     print(
         f"{args.task.upper()} {args.train_size} examples, {args.epochs} epoch(s), batch 32, "
         f"lr {args.lr}, {args.threads} threads, seed {args.seed}; plugin overrides "
-        f"{args.overrides}; Trainer options {args.trainer_options}; load average at start "
+        f"{args.overrides}; Trainer options {args.trainer_options}, attention "
+        f"{args.trainer_attention or 'default'}; load average at start "
         f"{os.getloadavg()[0]:.1f}"
     )
     print(

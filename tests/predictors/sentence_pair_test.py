@@ -63,6 +63,29 @@ def test_pair_classification(archives):
     assert batch[0]["probs"] == pytest.approx(output["probs"], abs=1e-5)
 
 
+def test_bfloat16_predictions_are_float32_ones_to_its_rounding(archives):
+    lines = [
+        {"sentence1": "A man is playing a flute.", "sentence2": "A man plays the flute."},
+        {"sentence1": "The cat sat.", "sentence2": "The bank closed early today."},
+    ]
+    exact = Predictor.from_path(archives["mrpc"]).predict_batch_json(lines)
+    predictor = Predictor.from_path(archives["mrpc"], precision="bfloat16")
+    # The matrix products see bfloat16 inputs.
+    seen = []
+    layer = predictor._model._task_output._output_layer
+    layer.register_forward_hook(lambda module, inputs, output: seen.append(output.dtype))
+    rounded = predictor.predict_batch_json(lines)
+    assert seen == [torch.bfloat16]
+    for one, other in zip(exact, rounded):
+        # bfloat16 keeps 8 bits of each product's operands: probabilities within 2e-2 here.
+        assert other["probs"] == pytest.approx(one["probs"], abs=2e-2)
+        assert one["probs"] != other["probs"]
+    with pytest.raises(ConfigurationError, match="precision 'float64': not one of float32, "):
+        Predictor.from_path(archives["mrpc"], precision="float64")
+    with pytest.raises(ConfigurationError, match="precision 'float16' needs a GPU"):
+        Predictor.from_path(archives["mrpc"], precision="float16")
+
+
 def test_regression_returns_a_score(archives):
     predictor = Predictor.from_path(archives["stsb"], "tft_sentence_pair")
     output = predictor.predict_json({"sentence1": "A cat sat.", "sentence2": "A cat was sitting."})

@@ -186,11 +186,10 @@ def blank_reason(text: str) -> Optional[str]:
     """
     if not text.strip():
         return "empty sentence"
-    invisible = [
-        char for char in text if not char.isspace() and unicodedata.category(char) in _INVISIBLE
-    ]
-    if len(invisible) + sum(char.isspace() for char in text) < len(text):
+    # Stops at the first visible character (usually the first).
+    if any(not char.isspace() and unicodedata.category(char) not in _INVISIBLE for char in text):
         return None
+    invisible = [char for char in text if not char.isspace()]
     names = sorted({f"U+{ord(char):04X}" for char in invisible})
     return f"empty sentence: only invisible characters ({', '.join(names[:3])})"
 

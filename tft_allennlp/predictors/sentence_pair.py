@@ -95,6 +95,9 @@ class SentencePairPredictor(LineCheckingPredictor):
     frozen : `bool`, optional (default = `True`)
     return_embeddings : `bool`, optional (default = `False`)
         Whether to return the sentence embeddings of lines that do not say; Siamese models only.
+    batch_overhead : `int`, optional
+    precision : `str`, optional (default = `"float32"`)
+        As `LineCheckingPredictor`'s (`"bfloat16"`: forward passes under autocast).
     """
 
     def __init__(
@@ -103,8 +106,10 @@ class SentencePairPredictor(LineCheckingPredictor):
         dataset_reader: DatasetReader,
         frozen: bool = True,
         return_embeddings: bool = False,
+        batch_overhead: Optional[int] = None,
+        precision: str = "float32",
     ) -> None:
-        super().__init__(model, dataset_reader, frozen)
+        super().__init__(model, dataset_reader, frozen, batch_overhead, precision)
         # A Siamese model declares its sentence embeddings (so does a wrapper of one).
         kinds = output_kinds(model) or {}
         self._siamese = all(kinds.get(key) == EMBEDDING for key in EMBEDDINGS)

@@ -27,6 +27,8 @@ class TftPretrainedTransformerBackbone(PretrainedTransformerBackbone):
     adapters : `TransformerAdapters`, optional
     attention : `str`, optional (default = `None`)
         The attention implementation (see `TftPretrainedTransformerEmbedder`).
+    packed_dropout : `bool`, optional (default = `False`)
+        Dropout masks from packed random words on the CPU (see `TftPretrainedTransformerEmbedder`).
     serialization_dir : `str`, optional
         Given by AllenNLP: the training run's directory, or the extracted archive being loaded.
     output_token_strings : `bool`, optional (default = `True`)
@@ -43,6 +45,7 @@ class TftPretrainedTransformerBackbone(PretrainedTransformerBackbone):
         keep_pooler: bool = False,
         adapters: Optional[TransformerAdapters] = None,
         attention: Optional[str] = None,
+        packed_dropout: bool = False,
         serialization_dir: Optional[str] = None,
         output_token_strings: bool = True,
         vocab_namespace: str = "tags",
@@ -59,6 +62,7 @@ class TftPretrainedTransformerBackbone(PretrainedTransformerBackbone):
             keep_pooler=keep_pooler,
             adapters=adapters,
             attention=attention,
+            packed_dropout=packed_dropout,
             serialization_dir=serialization_dir,
             **kwargs,
         )

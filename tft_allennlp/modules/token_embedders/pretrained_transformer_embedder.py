@@ -13,6 +13,7 @@ from tft_allennlp.common.transformer_source import (
     transformer_source,
 )
 from tft_allennlp.modules.adapters.transformer_adapters import TransformerAdapters
+from tft_allennlp.modules.packed_dropout import use_packed_dropout
 
 ATTENTION = ("sdpa", "eager")
 
@@ -73,6 +74,12 @@ class TftPretrainedTransformerEmbedder(PretrainedTransformerEmbedder):
         the encoders here, BERT in transformers 4.43) and `"eager"` elsewhere. Both compute the
         same function (MiniLM's states agree to 4e-6); on this project's CPU they take the same
         time (`benchmarks/RESULTS.md`, "Compiled and fused steps").
+    packed_dropout : `bool`, optional (default = `False`)
+        Put `PackedDropout` in place of the transformer's dropout layers: on the CPU, masks from
+        a quarter of the random numbers (the same rate to 2^-16; see
+        `tft_allennlp.modules.packed_dropout`), elsewhere PyTorch's dropout. With `"sdpa"`
+        attention the attention weights' dropout happens inside PyTorch's attention and stays
+        PyTorch's; with `"eager"` every dropout of the encoder is packed.
     serialization_dir : `str`, optional
         Given by AllenNLP: the training run's directory, or the extracted archive being loaded.
     **kwargs
@@ -87,6 +94,7 @@ class TftPretrainedTransformerEmbedder(PretrainedTransformerEmbedder):
         keep_pooler: bool = False,
         adapters: Optional[TransformerAdapters] = None,
         attention: Optional[str] = None,
+        packed_dropout: bool = False,
         serialization_dir: Optional[str] = None,
         **kwargs,
     ) -> None:
@@ -134,6 +142,8 @@ class TftPretrainedTransformerEmbedder(PretrainedTransformerEmbedder):
         self.adapters = adapters
         if adapters is not None:
             adapters.attach(self.transformer_model)
+        if packed_dropout:
+            use_packed_dropout(self.transformer_model)
 
     def forward(  # type: ignore
         self,
