@@ -33,7 +33,9 @@ thread, the same weights (an archive trained here first on 200 other pairs). The
 reads the JSON lines, tokenizes, sorts all pairs by length, pads each batch to its longest pair,
 runs the encoder, the [CLS] vector and the linear layer, softmax, and writes the labels and
 probabilities in input order. Start-up (imports, loading the model) is reported separately.
-Both sides' labels are compared.
+Both sides' labels are compared, with each other and with the pairs' gold labels (accuracy).
+`--predictor-args` goes to `allennlp predict` (`'{"precision": "bfloat16"}'`),
+`--plain-precision bfloat16` runs the plain pass under bfloat16 autocast.
 
 `padding`: padded wordpieces per real wordpiece in the batches of one epoch over the task's
 `--train-size` examples (the config's reader and `tft_streaming`'s own batching; mean of 10
@@ -89,6 +91,15 @@ def main() -> None:
     # predict
     parser.add_argument("--pairs", type=int, default=1000)
     parser.add_argument("--batch-sizes", type=int, nargs="+", default=[1, 64])
+    parser.add_argument(
+        "--predictor-args", default="{}", help='the plugin side\'s, e.g. {"precision": "bfloat16"}'
+    )
+    parser.add_argument(
+        "--plain-precision",
+        default="float32",
+        choices=["float32", "bfloat16"],
+        help="the plain pass's (bfloat16: under autocast)",
+    )
     # one side, in its own process
     parser.add_argument("--side", help=argparse.SUPPRESS)
     parser.add_argument("--score", action="store_true", help=argparse.SUPPRESS)

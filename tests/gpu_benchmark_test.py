@@ -8,6 +8,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from tests import PROJECT_ROOT
 
 
@@ -43,3 +45,23 @@ def test_gpu_benchmark_runs_on_the_cpu_with_a_tiny_model(tmp_path, tiny_bert):
     assert "| 4 | 64 | injection |" in result.stdout
     assert "injection / bare encoder throughput" in result.stdout
     assert "| 4 | 64 | injection, compiled |" in result.stdout
+
+
+def test_the_end_to_end_training_run_is_timed_batch_by_batch(tmp_path, tiny_bert):
+    output = tmp_path / "train_run.json"
+    command = [sys.executable, "benchmarks/train_run_benchmark.py", "--device", "cpu"]
+    command += ["--model", tiny_bert, "--batch-sizes", "4", "--length", "64", "--batches", "3"]
+    command += ["--warmup", "1", "--peak-tflops", "1", "--json", str(output)]
+    result = subprocess.run(command, cwd=PROJECT_ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(output.read_text())
+    assert [(run["variant"], run["batch_size"]) for run in report["runs"]] == [
+        ("shipped", 4),
+        ("options", 4),
+    ]
+    for run in report["runs"]:
+        # Three timed batches of 4 pairs cut to 64 wordpieces each.
+        assert run["batches"] == 3
+        assert run["tokens_per_second"] * run["seconds"] == pytest.approx(3 * 4 * 64)
+        assert 0 < run["mfu"] < 1 and run["max_memory_allocated_gb"] is None
+    assert "| 4 | options |" in result.stdout

@@ -46,12 +46,13 @@ def predict_main(args) -> None:
 def predict_in(args, work: str) -> None:
     archive = make_archive(args, work)
     pairs_file = os.path.join(work, "pairs.jsonl")
-    write_pairs(pairs_file, args.pairs, args.glue_dir)
+    gold = write_pairs(pairs_file, args.pairs, args.glue_dir)
     sides = {"plain": "plain batched pass, sorted", "plugin": "allennlp predict"}
     results: Dict[tuple, list] = {}
     print(
         f"{args.pairs} MRPC pairs, 1 thread, an archive trained on 200 others; load average "
-        f"at start {os.getloadavg()[0]:.1f}"
+        f"at start {os.getloadavg()[0]:.1f}; predictor args {args.predictor_args}, plain pass "
+        f"in {args.plain_precision}"
     )
     print(
         "| round | batch | side | start-up s | predict s | pairs/s | peak RSS (MB) | load |\n"
@@ -66,6 +67,8 @@ def predict_in(args, work: str) -> None:
                 command = [sys.executable, SCRIPT, "predict", "--side", side]
                 command += ["--archive", archive, "--input", pairs_file, "--output", output_file]
                 command += ["--batch-size", str(batch_size)]
+                command += ["--predictor-args", args.predictor_args]
+                command += ["--plain-precision", args.plain_precision]
                 environment = {**ENVIRONMENT, "OMP_NUM_THREADS": "1", "PYTHONPATH": ROOT}
                 output, rss = run_child(command, environment)
                 result = json.loads(output.split("RESULT", 1)[1])
@@ -79,8 +82,11 @@ def predict_in(args, work: str) -> None:
                     f"{os.getloadavg()[0]:.1f} |",
                     flush=True,
                 )
-    print("\n| batch | plugin / plain (median pairs/s) | labels agreeing | max prob difference |")
-    print("|---|---|---|---|")
+    print(
+        "\n| batch | plugin / plain (median pairs/s) | labels agreeing | max prob difference "
+        "| accuracy plain / plugin |"
+    )
+    print("|---|---|---|---|---|")
     for batch_size in args.batch_sizes:
         ratio = statistics.median(
             r["pairs_per_second"] for r in results[(batch_size, "plugin")]
@@ -93,4 +99,11 @@ def predict_in(args, work: str) -> None:
             for p, q in zip(plugin_rows, plain_rows)
             for a, b in zip(p["probs"], q["probs"])
         )
-        print(f"| {batch_size} | {ratio:.2f} | {agree}/{len(plain_rows)} | {difference:.1e} |")
+        accuracy = [
+            100 * sum(row["label"] == label for row, label in zip(rows, gold)) / len(gold)
+            for rows in (plain_rows, plugin_rows)
+        ]
+        print(
+            f"| {batch_size} | {ratio:.2f} | {agree}/{len(plain_rows)} | {difference:.1e} "
+            f"| {accuracy[0]:.1f} / {accuracy[1]:.1f} |"
+        )

@@ -23,7 +23,7 @@ def plugin_predict(args) -> dict:
         weights_file=None,
         cuda_device=-1,
         overrides="",
-        predictor_args="",
+        predictor_args=args.predictor_args,
         predictor=None,
         dataset_reader_choice="validation",
     )
@@ -67,13 +67,14 @@ def plain_predict(args) -> dict:
     ]
     order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]["input_ids"]))
     probabilities: List[Optional[list]] = [None] * len(encoded)
-    with torch.no_grad():
+    bfloat16 = args.plain_precision == "bfloat16"
+    with torch.no_grad(), torch.autocast("cpu", torch.bfloat16, enabled=bfloat16):
         for start in range(0, len(order), args.batch_size):
             chunk = order[start : start + args.batch_size]
             batch = collate([encoded[i] for i in chunk])
             # Shape: (batch_size, hidden_size): the final [CLS] states.
             vectors = encoder(**batch).last_hidden_state[:, 0]
-            for index, row in zip(chunk, torch.softmax(linear(vectors), -1).tolist()):
+            for index, row in zip(chunk, torch.softmax(linear(vectors).float(), -1).tolist()):
                 probabilities[index] = row
     with open(args.output, "w") as handle:
         for record, probs in zip(records, probabilities):

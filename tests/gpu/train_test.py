@@ -14,7 +14,7 @@ import pytest
 import torch
 import torch.distributed as dist
 from allennlp.common import Params, cached_transformers
-from allennlp.data import Batch, DatasetReader, Vocabulary
+from allennlp.data import Batch, DataLoader, DatasetReader, Vocabulary
 from allennlp.models import Model
 from allennlp.nn.parallel import TorchDdpAccelerator
 from allennlp.nn.util import move_to_device
@@ -107,6 +107,29 @@ def test_the_distributed_mrpc_model_steps_under_ddp_in_one_nccl_worker(device, t
     gradients = {name: p.grad for name, p in model.named_parameters() if p.grad is not None}
     assert len(gradients) > len(list(model.parameters())) // 2
     assert {gradient.device for gradient in gradients.values()} == {device}
+
+
+def test_pinned_batches_reach_the_device_as_the_others_do(device):
+    params = Params.from_file(str(CONFIGS_ROOT / "glue/mrpc.jsonnet"))
+    reader = DatasetReader.from_params(params.pop("dataset_reader"))
+    path = params.pop("train_data_path")
+    vocab = Vocabulary.from_instances(reader.read(path))
+    batches = {}
+    for pin_memory in (False, True):
+        loader = DataLoader.from_params(
+            Params({"type": "tft_streaming", "batch_size": 4, "pin_memory": pin_memory}),
+            reader=reader,
+            data_path=path,
+        )
+        loader.index_with(vocab)
+        loader.set_target_device(device)
+        batches[pin_memory] = list(loader)
+    assert len(batches[True]) == len(batches[False]) > 1
+    for pinned, plain in zip(batches[True], batches[False]):
+        ids = pinned["tokens"]["tokens"]["token_ids"]
+        assert ids.device == device
+        assert torch.equal(ids, plain["tokens"]["tokens"]["token_ids"])
+        assert torch.equal(pinned["label"], plain["label"])
 
 
 def test_a_killed_run_recovers_where_it_stopped(device, tmp_path):

@@ -76,6 +76,9 @@ def test_bfloat16_predictions_are_float32_ones_to_its_rounding(archives):
     layer.register_forward_hook(lambda module, inputs, output: seen.append(output.dtype))
     rounded = predictor.predict_batch_json(lines)
     assert seen == [torch.bfloat16]
+    # One line at a time (`allennlp predict --batch-size 1`) goes the same way.
+    assert predictor.predict_json(lines[0])["probs"] == pytest.approx(rounded[0]["probs"], abs=1e-2)
+    assert seen == [torch.bfloat16] * 2
     for one, other in zip(exact, rounded):
         # bfloat16 keeps 8 bits of each product's operands: probabilities within 2e-2 here.
         assert other["probs"] == pytest.approx(one["probs"], abs=2e-2)

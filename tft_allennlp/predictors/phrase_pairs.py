@@ -101,10 +101,6 @@ class PhrasePairsPredictor(LineCheckingPredictor):
             self._parser = AlignmentPipeline(resolve_spacy_model("en_core_web_sm"))
         return self._parser
 
-    def predict_instance(self, instance: Instance) -> JsonDict:
-        self._dataset_reader.apply_token_indexers(instance)
-        return self._view(instance, self._model.forward_on_instance(instance))
-
     def predict_batch_instance(self, instances: List[Instance]) -> List[JsonDict]:
         outputs = self._forward_in_length_order(instances)
         return [self._view(instance, output) for instance, output in zip(instances, outputs)]

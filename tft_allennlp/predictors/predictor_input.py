@@ -223,6 +223,13 @@ class LineCheckingPredictor(Predictor):
         if self._autocast_dtype is not None:
             # Outputs computed in the lower precision go back as float32 (numpy has no bfloat16).
             model.register_forward_hook(_float32_outputs)
+            # Autocast casts a linear layer's float32 weights at every forward pass (it caches
+            # casts only of weights that train, within one autocast region): a third of a
+            # one-pair prediction. Kept in the lower precision once, they are what it computes
+            # with, cast no more.
+            for module in model.modules():
+                if isinstance(module, torch.nn.Linear):
+                    module.to(self._autocast_dtype)
 
     def load_line(self, line: str) -> JsonDict:
         self._lines_loaded += 1
@@ -236,6 +243,10 @@ class LineCheckingPredictor(Predictor):
 
     def _checked(self, request: InputRecord) -> Any:
         raise NotImplementedError
+
+    def predict_instance(self, instance: Instance) -> JsonDict:
+        # `allennlp predict --batch-size 1` comes here: the same path as a batch (precision).
+        return self.predict_batch_instance([instance])[0]
 
     def predict_batch_instance(self, instances: List[Instance]) -> List[JsonDict]:
         return sanitize(self._forward_in_length_order(instances))
