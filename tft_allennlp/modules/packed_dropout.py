@@ -5,13 +5,13 @@ Dropout whose masks on the CPU cost a quarter of the random numbers: `PackedDrop
 PyTorch's dropout on the CPU draws one Bernoulli sample per element (`bernoulli_`, about 6 ns
 each on this project's CPU): the masks of a MiniLM step at batch 32 took 12% of the step in
 float32 and 18% under bfloat16 autocast, where the matrix products are cheaper
-(`benchmarks/RESULTS.md`, "Dropout masks on the CPU"). Here each 64-bit random word of PyTorch's
-generator gives four 16-bit numbers, one per element, and an element is dropped where its number
-is below `round(p * 2**16)`: the same Bernoulli distribution with the rate rounded to a multiple
-of 2^-16 (0.1 becomes 0.100006; the kept elements are scaled by the inverse of the rounded
-keep rate, so the expected output is the input), from the same seeded generator (runs repeat,
-and a recovered run goes on where it stopped). The backward pass keeps the boolean mask, one
-byte an element where PyTorch's keeps the scaled mask in the input's dtype.
+(`benchmarks/RESULTS.md`, "Dropout masks, eager attention, bfloat16"). Here each 64-bit random
+word of PyTorch's generator gives four 16-bit numbers, one per element, and an element is
+dropped where its number is below `round(p * 2**16)`: the same Bernoulli distribution with the
+rate rounded to a multiple of 2^-16 (0.1 becomes 0.100006; the kept elements are scaled by the
+inverse of the rounded keep rate, so the expected output is the input), from the same seeded
+generator (runs repeat, and a recovered run goes on where it stopped). The backward pass keeps
+the boolean mask, one byte an element where PyTorch's keeps the scaled mask in the input's dtype.
 
 On any other device, and inside `torch.compile` (which draws its own masks), the layer is
 PyTorch's dropout.
