@@ -19,6 +19,8 @@ otherwise), after warm-up, with CUDA synchronisation around each step, and repor
 - model FLOPs utilisation: 6 x parameters x tokens plus the attention's 12 x layers x hidden x
   length per token, per second, over the GPU's peak dense bf16/fp16 rate (`--peak-tflops`, or
   looked up from the device name);
+- on a GPU, the step's memory: the peak of `torch.cuda.max_memory_allocated` during the steps
+  less what was allocated before them (gradients, optimizer state, activations);
 - the injection step's throughput relative to the bare encoder's.
 
 `--variants` adds steps with the speed options, each against the same batches: `fused` (fused
@@ -138,8 +140,16 @@ def flops_per_step(model: torch.nn.Module, tokens: int, length: int, config) -> 
 
 def time_steps(
     model, loss_of, device, dtype, scaler, warmup: int, steps: int, fused: bool = False
-) -> float:
-    """The median seconds of `steps` training steps after `warmup` ones."""
+) -> tuple:
+    """
+    The median seconds of `steps` training steps after `warmup` ones, and on a GPU the peak of
+    `torch.cuda.max_memory_allocated` during them less what was allocated before them (the
+    weights there already): gradients, optimizer state, activations, compiled graphs' buffers.
+    """
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+        torch.cuda.reset_peak_memory_stats(device)
+        before = torch.cuda.memory_allocated(device)
     if fused:
         optimizer = torch.optim.AdamW(model.parameters(), lr=5e-5, fused=True)
     else:
@@ -159,7 +169,9 @@ def time_steps(
             torch.cuda.synchronize(device)
         if step >= warmup:
             times.append(time.perf_counter() - started)
-    return statistics.median(times)
+    del optimizer
+    peak = torch.cuda.max_memory_allocated(device) - before if device.type == "cuda" else None
+    return statistics.median(times), peak
 
 
 def encoder_of(side: str, model: torch.nn.Module) -> torch.nn.Module:
@@ -237,7 +249,10 @@ def main() -> None:
     }
     report["batches"] = {}
     print(f"{name}, {dtype}, model {model_name}, {args.steps} timed steps after {args.warmup}")
-    print("| batch | length | step | median seconds | tokens/s | MFU |\n|---|---|---|---|---|---|")
+    print(
+        "| batch | length | step | median seconds | tokens/s | MFU | step memory GB |\n"
+        "|---|---|---|---|---|---|---|"
+    )
     for batch_size in args.batch_sizes:
         tensors = move_to_device(batches[batch_size], device)
         wordpieces = tensors["tokens"]["tokens"]
@@ -259,11 +274,11 @@ def main() -> None:
         results = {"instances": int(label.size(0)), "length": length, "real_tokens": real_tokens}
         for side, model in models.items():
             model.to(device).train()
-            seconds = time_steps(
+            seconds, memory = time_steps(
                 model, losses[side], device, dtype, scaler, args.warmup, args.steps
             )
             flops = flops_per_step(model, real_tokens, length, encoder_of(side, model).config)
-            results[side] = measured(seconds, real_tokens, flops, peak)
+            results[side] = measured(seconds, real_tokens, flops, peak, memory)
             print(row(batch_size, length, side, results[side]))
             for variant in args.variants:
                 if variant == "cudagraphs" and (device.type != "cuda" or batch_size > 128):
@@ -273,11 +288,11 @@ def main() -> None:
                     mode = "reduce-overhead" if variant == "cudagraphs" else None
                     compile_for(side, fresh, args.backend, mode)
                 before = compile_counts()
-                seconds = time_steps(
+                seconds, memory = time_steps(
                     fresh, losses[side], device, dtype, scaler, args.warmup, args.steps, fused=True
                 )
                 after = compile_counts()
-                result = measured(seconds, real_tokens, flops, peak)
+                result = measured(seconds, real_tokens, flops, peak, memory)
                 result["graphs"] = after["graphs"] - before["graphs"]
                 result["graph_breaks"] = after["graph_breaks"] - before["graph_breaks"]
                 results.setdefault("variants", {}).setdefault(variant, {})[side] = result
@@ -296,24 +311,29 @@ def main() -> None:
         )
         print(
             f"| {batch_size} | {length} | injection / bare encoder throughput: "
-            f"{results['injection_vs_bare_throughput']:.3f} | | | |"
+            f"{results['injection_vs_bare_throughput']:.3f} | | | | |"
         )
         report["batches"][str(batch_size)] = results
         write_report(args.json, report)
 
 
-def measured(seconds: float, tokens: int, flops: float, peak: Optional[float]) -> dict:
+def measured(
+    seconds: float, tokens: int, flops: float, peak: Optional[float], memory: Optional[int] = None
+) -> dict:
     return {
         "median_step_seconds": seconds,
         "tokens_per_second": tokens / seconds,
         "mfu": flops / seconds / (peak * 1e12) if peak else None,
+        "step_memory_gb": memory / 2**30 if memory is not None else None,
     }
 
 
 def row(batch_size: int, length: int, side: str, result: dict) -> str:
     mfu = f"{100 * result['mfu']:.1f}%" if result["mfu"] is not None else "n/a"
+    memory = result["step_memory_gb"]
+    memory = f"{memory:.2f}" if memory is not None else "n/a"
     seconds, tokens = result["median_step_seconds"], result["tokens_per_second"]
-    return f"| {batch_size} | {length} | {side} | {seconds:.4f} | {tokens:.0f} | {mfu} |"
+    return f"| {batch_size} | {length} | {side} | {seconds:.4f} | {tokens:.0f} | {mfu} | {memory} |"
 
 
 def write_report(path: Optional[str], report: dict) -> None:

@@ -32,6 +32,7 @@ def test_gpu_benchmark_runs_on_the_cpu_with_a_tiny_model(tmp_path, tiny_bert):
         assert results["real_tokens"] == 64 * int(batch_size)
         for side in ("injection", "glue", "bare"):
             assert results[side]["tokens_per_second"] > 0 and 0 < results[side]["mfu"] < 1
+            assert results[side]["step_memory_gb"] is None  # a GPU's only
         ratio = results["bare"]["median_step_seconds"] / results["injection"]["median_step_seconds"]
         assert results["injection_vs_bare_throughput"] == ratio
         # CUDA graphs need CUDA: only the other two ran; the encoders compiled whole.
