@@ -169,7 +169,6 @@ def time_steps(
             torch.cuda.synchronize(device)
         if step >= warmup:
             times.append(time.perf_counter() - started)
-    del optimizer
     peak = torch.cuda.max_memory_allocated(device) - before if device.type == "cuda" else None
     return statistics.median(times), peak
 

@@ -70,8 +70,11 @@ def run_one(args, variant: str, batch_size: int, directory: str, cuda: bool) -> 
         # restarts if the epoch's batches need more.
         pairs = (args.warmup + args.batches) * batch_size // 2 + batch_size
         write_long_input(corpus, pairs, clauses=args.length // 28 + 1)
-    timer = {"path": os.path.join(directory, "timer.json"), "batches": args.batches}
-    timer["warmup"] = args.warmup
+    timer = {
+        "path": os.path.join(directory, "timer.json"),
+        "batches": args.batches,
+        "warmup": args.warmup,
+    }
     # The config's variables, for reading its callbacks here.
     os.environ.update({"TFT_MODEL": args.model, "TFT_PARAPHRASE_CORPUS": corpus})
     overrides = overrides_for(variant, batch_size, args.length, cuda, timer)
