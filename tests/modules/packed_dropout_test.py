@@ -13,23 +13,43 @@ THRESHOLD = 6554
 SCALE = 65536 / (65536 - 6554)
 
 
+MASK64 = (1 << 64) - 1
+
+
+def sfc64(a: int, b: int, c: int, counter: int, count: int) -> list:
+    """Chris Doty-Humphrey's SFC64 by its definition: `count` outputs from state (a, b, c)."""
+    outputs = []
+    for _ in range(count):
+        output = (a + b + counter) & MASK64
+        counter += 1
+        a = b ^ (b >> 11)
+        b = (c + (c << 3)) & MASK64
+        c = (((c << 24) | (c >> 40)) + output) & MASK64
+        outputs.append(output)
+    return outputs
+
+
 def test_each_random_word_gives_four_16_bit_numbers_compared_with_the_rate():
     torch.manual_seed(7)
-    dropped, scale = packed_dropout_mask(torch.Size([2, 5]), 0.1)
+    kept, scale = packed_dropout_mask(torch.Size([2, 5]), 0.1)
     assert scale == SCALE
-    # By hand from the same generator: three 64-bit words, each four 16-bit two's-complement
+    # One byte an element (what the backward pass keeps): -1 (all bits) kept, 0 dropped.
+    assert kept.dtype == torch.int8
+    # By hand: three words of PyTorch's generator are SFC64's state, with a counter of 1; its
+    # first 12 outputs are discarded; each later word gives four 16-bit two's-complement
     # numbers from the lowest bits up; an element is dropped where its number is below
     # 6554 - 32768.
     torch.manual_seed(7)
-    words = torch.empty(3, dtype=torch.int64).random_(-(2**63), 2**63 - 1).tolist()
+    seed = torch.empty(3, dtype=torch.int64).random_(-(2**63), 2**63 - 1).tolist()
+    words = sfc64(*[word & MASK64 for word in seed], 1, 12 + 3)[12:]
     expected = []
     for word in words:
         for quarter in range(4):
             number = (word >> (16 * quarter)) & 0xFFFF
             signed = number - 65536 if number >= 32768 else number
-            expected.append(signed < THRESHOLD - 32768)
-    assert dropped.flatten().tolist() == expected[:10]
-    # The generator moved on by exactly those three words.
+            expected.append(0 if signed < THRESHOLD - 32768 else -1)
+    assert kept.flatten().tolist() == expected[:10]
+    # PyTorch's generator moved on by exactly the three words of the state.
     torch.manual_seed(7)
     torch.empty(3, dtype=torch.int64).random_(-(2**63), 2**63 - 1)
     after = torch.rand(1)
@@ -52,24 +72,42 @@ def test_the_rate_and_the_expected_output_are_dropouts():
     assert abs(output.double().mean().item() - 1.0) < 0.0014
 
 
-def test_the_gradient_goes_through_the_kept_elements_scaled():
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16])
+def test_the_gradient_goes_through_the_kept_elements_scaled(dtype):
     layer = PackedDropout(0.25).train()
-    inputs = torch.randn(3, 4, 50, requires_grad=True)
-    upstream = torch.randn(3, 4, 50)
+    inputs = torch.randn(3, 4, 50, dtype=dtype)
+    inputs[0, 0, :4] = torch.tensor([-0.0, float("inf"), -float("inf"), float("nan")])
+    inputs.requires_grad_()
+    upstream = torch.randn(3, 4, 50, dtype=dtype)
     torch.manual_seed(1)
     output = layer(inputs)
     output.backward(upstream)
     torch.manual_seed(1)
-    dropped, scale = packed_dropout_mask(inputs.shape, 0.25)
+    kept, scale = packed_dropout_mask(inputs.shape, 0.25)
     assert scale == 65536 / (65536 - 16384)
-    torch.testing.assert_close(output, torch.where(dropped, 0.0, inputs * scale), rtol=0, atol=0)
+    dropped = kept == 0
+    # Dropped elements are +0.0 whatever they were (a NaN too), as PyTorch's dropout does not
+    # promise; the kept ones exactly the input times the scale.
+    expected = torch.where(dropped, 0.0, inputs.detach() * scale)
+    torch.testing.assert_close(output, expected, rtol=0, atol=0, equal_nan=True)
+    assert not torch.signbit(output[dropped]).any()
     torch.testing.assert_close(
         inputs.grad, torch.where(dropped, 0.0, upstream * scale), rtol=0, atol=0
     )
-    # bfloat16 inputs stay bfloat16, both ways.
-    half = inputs.detach().bfloat16().requires_grad_()
-    layer(half).sum().backward()
-    assert layer(half).dtype == half.grad.dtype == torch.bfloat16
+    assert output.dtype == inputs.grad.dtype == dtype
+
+
+def test_bfloat16_stays_bfloat16_both_ways_through_a_broadcast_gradient():
+    layer = PackedDropout(0.1).train()
+    half = torch.randn(3, 4, 50, dtype=torch.bfloat16, requires_grad=True)
+    torch.manual_seed(2)
+    output = layer(half)
+    # The gradient of a sum reaches the layer as an expanded (stride 0) tensor of ones.
+    output.sum().backward()
+    assert output.dtype == half.grad.dtype == torch.bfloat16
+    torch.manual_seed(2)
+    kept, scale = packed_dropout_mask(half.shape, 0.1)
+    assert torch.equal(half.grad, -kept.to(torch.bfloat16) * scale)
 
 
 def test_evaluation_and_rates_of_0_and_1_are_pytorchs():
