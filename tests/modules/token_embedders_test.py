@@ -112,3 +112,24 @@ def test_both_attention_implementations_compute_the_same_states():
 def test_an_unknown_attention_implementation_is_one_line():
     with pytest.raises(Exception, match=r"attention 'flash': not one of \['sdpa', 'eager'\]"):
         build(attention="flash")
+
+
+def test_under_autocast_the_attention_weights_stay_in_autocasts_dtype():
+    # A float32 padding mask would turn the bfloat16 attention scores, their softmax and
+    # dropout to float32 (and each back again for the next matrix product).
+    embedder = build(attention="eager").eval()
+    ids, mask, types = pair_batch(embedder, type_ids=True)
+    seen = []
+    for layer in embedder.transformer_model.encoder.layer:
+        layer.attention.self.dropout.register_forward_hook(
+            lambda module, inputs, output: seen.append(inputs[0].dtype)
+        )
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+        first = embedder(ids, mask, type_ids=types, first_token_only=True)
+        # The padded pair alone, without its padding.
+        alone = embedder(ids[1:, :4], mask[1:, :4], type_ids=types[1:, :4], first_token_only=True)
+    assert len(seen) == 2 * len(embedder.transformer_model.encoder.layer)
+    assert set(seen) == {torch.bfloat16}
+    # The bfloat16 mask still hides the padding: the padded pair's state is its state alone, to
+    # bfloat16's rounding (attending to the padding moves it by 0.67).
+    torch.testing.assert_close(first[1], alone[0], rtol=0, atol=0.05)

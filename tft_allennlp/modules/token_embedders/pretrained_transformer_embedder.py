@@ -240,10 +240,17 @@ class TftPretrainedTransformerEmbedder(PretrainedTransformerEmbedder):
         # Shape: (batch_size, num_wordpieces, embedding_dim)
         hidden = model.embeddings(input_ids=token_ids, token_type_ids=type_ids)
         # Shape: (batch_size, 1, 1, num_wordpieces): 0 where attended, the dtype's minimum at
-        # padding (the transformer's own additive mask); none when nothing is padded.
+        # padding (the transformer's own additive mask); none when nothing is padded. Under
+        # autocast, in autocast's dtype, that of the attention scores it is added to: a float32
+        # mask would turn the scores, the softmax, the dropout and their gradients to float32,
+        # and each would be cast back for the next matrix product (8% of a bfloat16 MRPC step on
+        # the CPU; on a GPU, autocast computes the softmax in float32 either way).
+        dtype = hidden.dtype
+        if torch.is_autocast_enabled(hidden.device.type):
+            dtype = torch.get_autocast_dtype(hidden.device.type)
         additive = None
         if compiling or not bool(mask.all()):
-            additive = (~mask)[:, None, None, :].to(hidden.dtype) * torch.finfo(hidden.dtype).min
+            additive = (~mask)[:, None, None, :].to(dtype) * torch.finfo(dtype).min
         layers = model.encoder.layer
         for layer in layers[:-1]:
             hidden = layer(hidden, attention_mask=additive)[0]
