@@ -6,6 +6,10 @@ exactly as AllenNLP's `gradient_descent`. Autocast on CUDA: benchmarks/gpu/ chec
 """
 
 import json
+import os
+import re
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -15,6 +19,7 @@ from allennlp.common.checks import ConfigurationError
 
 from tests import CONFIGS_ROOT
 from tests.allennlp_cli import allennlp_train, write_config
+from tft_allennlp.common.onednn_caches import VARIABLES, bound_onednn_caches
 from tft_allennlp.training.trainers.mixed_precision import _GradScalerState, amp_dtype
 
 CUDA = torch.device("cuda", 0)
@@ -72,13 +77,16 @@ def test_a_cpu_run_with_mixed_precision_stops_with_one_line_before_training(tmp_
     assert not list((tmp_path / "run").glob("*.th"))
 
 
-def test_bfloat16_on_the_cpu_autocasts_the_forward_passes(tmp_path):
+def test_bfloat16_on_the_cpu_autocasts_the_forward_passes(tmp_path, monkeypatch):
     # Two epochs in each precision from the same seed: bfloat16 rounds the matrix products'
     # inputs, so its weights differ from float32's, by little.
     weights, losses = {}, {}
+    for variable in VARIABLES:
+        monkeypatch.delenv(variable, raising=False)
     for precision in ("float32", "bfloat16"):
         overrides = {"trainer.type": "tft_mixed_precision", "trainer.num_epochs": 2}
         overrides["trainer.precision"] = precision
+        overrides["trainer.onednn_cache_capacity"] = 64
         cached_transformers._clear_caches()
         train_model_from_file(
             str(CONFIGS_ROOT / "glue/mrpc.jsonnet"),
@@ -94,6 +102,53 @@ def test_bfloat16_on_the_cpu_autocasts_the_forward_passes(tmp_path):
     )
     assert 0 < largest < 0.05
     assert losses["bfloat16"] == pytest.approx(losses["float32"], rel=0.05)
+    # The bfloat16 run bounded oneDNN's caches (the float32 run, which does not use them, did
+    # not: it came first).
+    assert [os.environ.get(variable) for variable in VARIABLES] == ["64", "64"]
+
+
+def test_a_users_own_onednn_cache_sizes_stay(monkeypatch):
+    monkeypatch.setenv("LRU_CACHE_CAPACITY", "512")
+    monkeypatch.delenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY", raising=False)
+    assert bound_onednn_caches(16) == {"ONEDNN_PRIMITIVE_CACHE_CAPACITY": "16"}
+    assert os.environ["LRU_CACHE_CAPACITY"] == "512"
+    with pytest.raises(ConfigurationError, match="onednn_cache_capacity 0: at least 1 kernel"):
+        bound_onednn_caches(0)
+
+
+# A bfloat16 linear layer on inputs of 5, 7, 5, 7 and 5 rows, and how oneDNN's log (its verbose
+# mode) says it came by each kernel: built anew (a miss), or taken from its cache (a hit).
+KERNELS = """
+import sys, torch
+from tft_allennlp.common.onednn_caches import bound_onednn_caches
+if sys.argv[1] != "default":
+    bound_onednn_caches(int(sys.argv[1]))
+weight = torch.ones(64, 32, dtype=torch.bfloat16)
+for rows in (5, 7, 5, 7, 5):
+    torch.nn.functional.linear(torch.ones(rows, 32, dtype=torch.bfloat16), weight)
+"""
+
+
+@pytest.mark.parametrize(
+    "capacity, kernels",
+    [
+        ("default", ["miss", "miss", "hit", "hit", "hit"]),
+        ("2", ["miss", "miss", "hit", "hit", "hit"]),
+        # One kernel kept: each shape evicts the other's.
+        ("1", ["miss"] * 5),
+    ],
+)
+def test_the_bound_reaches_onednn_when_set_before_its_first_kernel(capacity, kernels):
+    environment = {key: value for key, value in os.environ.items() if key not in VARIABLES}
+    result = subprocess.run(
+        [sys.executable, "-c", KERNELS, capacity],
+        env={**environment, "ONEDNN_VERBOSE": "all", "OMP_NUM_THREADS": "1"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    log = result.stdout + result.stderr
+    assert re.findall(r"primitive,create:cache_(miss|hit),cpu,matmul", log) == kernels
 
 
 def test_float32_trains_exactly_as_gradient_descent(tmp_path):
