@@ -18,7 +18,7 @@ from allennlp.common import Params, cached_transformers
 from allennlp.common.checks import ConfigurationError
 
 from tests import CONFIGS_ROOT
-from tests.allennlp_cli import allennlp_train, write_config
+from tests.allennlp_cli import allennlp_train, forked_allennlp, write_config
 from tft_allennlp.common.onednn_caches import VARIABLES, bound_onednn_caches
 from tft_allennlp.training.trainers.mixed_precision import _GradScalerState, amp_dtype
 
@@ -105,6 +105,32 @@ def test_bfloat16_on_the_cpu_autocasts_the_forward_passes(tmp_path, monkeypatch)
     # The bfloat16 run bounded oneDNN's caches (the float32 run, which does not use them, did
     # not: it came first).
     assert [os.environ.get(variable) for variable in VARIABLES] == ["64", "64"]
+
+
+def test_the_cpu_memory_options_take_effect_before_the_first_step(tmp_path, monkeypatch):
+    # In a child (both settings are the whole process's): bfloat16 on the CPU with the oneDNN
+    # bound and freed memory kept, one epoch.
+    for variable in VARIABLES:
+        monkeypatch.delenv(variable, raising=False)
+    config = write_config(
+        tmp_path / "config.json",
+        CONFIGS_ROOT / "glue/mrpc.jsonnet",
+        {
+            "trainer.type": "tft_mixed_precision",
+            "trainer.precision": "bfloat16",
+            "trainer.onednn_cache_capacity": 32,
+            "trainer.reuse_freed_memory": True,
+            "trainer.num_epochs": 1,
+        },
+    )
+    (result,) = forked_allennlp(["train", str(config), "-s", str(tmp_path / "run")])
+    assert result.returncode == 0, result.stderr
+    log = (tmp_path / "run/out.log").read_text()
+    bounded = "oneDNN's kernel caches bounded: {'ONEDNN_PRIMITIVE_CACHE_CAPACITY': '32', "
+    assert bounded + "'LRU_CACHE_CAPACITY': '32'}" in log
+    assert "Freed memory kept for reuse: blocks up to 256 MB from the heap" in log
+    # Both before training began.
+    assert log.index("Freed memory kept") < log.index("Beginning training.")
 
 
 def test_a_users_own_onednn_cache_sizes_stay(monkeypatch):

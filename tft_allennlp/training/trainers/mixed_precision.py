@@ -17,6 +17,7 @@ from allennlp.training.moving_average import MovingAverage
 from allennlp.training.optimizers import Optimizer
 from allennlp.training.trainer import Trainer
 
+from tft_allennlp.common.freed_memory import reuse_freed_memory as reuse_freed_memory_of_steps
 from tft_allennlp.common.onednn_caches import bound_onednn_caches
 
 logger = logging.getLogger(__name__)
@@ -116,6 +117,11 @@ class MixedPrecisionTrainer(GradientDescentTrainer):
         PyTorch's 1,024: with batch lengths that vary, the caches grow by a third of a gigabyte
         over a MiniLM epoch, for kernels seldom met again; 64 keeps a step's own kernels and
         brings the peak memory of a bfloat16 MRPC epoch below float32's. Ignored elsewhere.
+    reuse_freed_memory : `bool`, optional (default = `False`)
+        On a CPU: keep the memory each step frees for the next (glibc's `mallopt`; see
+        `tft_allennlp.common.freed_memory`), saving the kernel's page faults of fresh memory at
+        every step (5-8% of a MiniLM MRPC epoch's time) for about 0.1 GB more peak memory.
+        Ignored on a GPU.
     """
 
     def __init__(
@@ -123,6 +129,7 @@ class MixedPrecisionTrainer(GradientDescentTrainer):
         *args: Any,
         precision: str = "auto",
         onednn_cache_capacity: Optional[int] = None,
+        reuse_freed_memory: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
@@ -134,6 +141,8 @@ class MixedPrecisionTrainer(GradientDescentTrainer):
         ):
             # Before the first step: oneDNN reads the sizes once, when it first runs.
             bound_onednn_caches(onednn_cache_capacity)
+        if reuse_freed_memory and self.cuda_device.type == "cpu":
+            reuse_freed_memory_of_steps()
         if self._amp_dtype == torch.float16:
             scaler: torch.amp.GradScaler = (
                 torch.amp.GradScaler("cuda")
@@ -178,6 +187,7 @@ class MixedPrecisionTrainer(GradientDescentTrainer):
         num_gradient_accumulation_steps: int = 1,
         precision: str = "auto",
         onednn_cache_capacity: Optional[int] = None,
+        reuse_freed_memory: bool = False,
         no_grad: Optional[List[str]] = None,
         optimizer: Lazy[Optimizer] = Lazy(Optimizer.default),
         learning_rate_scheduler: Optional[Lazy[LearningRateScheduler]] = None,
@@ -222,4 +232,5 @@ class MixedPrecisionTrainer(GradientDescentTrainer):
             ddp_accelerator=ddp_accelerator,
             precision=precision,
             onednn_cache_capacity=onednn_cache_capacity,
+            reuse_freed_memory=reuse_freed_memory,
         )
