@@ -1,6 +1,7 @@
 import dataclasses
 
 import pytest
+from allennlp.data import Token
 from allennlp.data.tokenizers import PretrainedTransformerTokenizer
 
 from tests.tiny_models import ARCHITECTURES, write_tiny_model
@@ -14,7 +15,8 @@ SENTENCES = [
 
 
 def fields(token):
-    return (token.text, token.text_id, token.type_id, token.idx, token.idx_end)
+    # Every attribute of AllenNLP's token (tokenizers set lemma_, pos_, ... to None).
+    return tuple(getattr(token, name) for name in Token.__slots__)
 
 
 @pytest.mark.parametrize("architecture", ARCHITECTURES)
