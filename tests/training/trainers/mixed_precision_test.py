@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+import types
 
 import pytest
 import torch
@@ -20,7 +21,11 @@ from allennlp.common.checks import ConfigurationError
 from tests import CONFIGS_ROOT
 from tests.allennlp_cli import allennlp_train, forked_allennlp, write_config
 from tft_allennlp.common.onednn_caches import VARIABLES, bound_onednn_caches
-from tft_allennlp.training.trainers.mixed_precision import _GradScalerState, amp_dtype
+from tft_allennlp.training.trainers.mixed_precision import (
+    MixedPrecisionTrainer,
+    _GradScalerState,
+    amp_dtype,
+)
 
 CUDA = torch.device("cuda", 0)
 
@@ -196,6 +201,27 @@ def test_float32_trains_exactly_as_gradient_descent(tmp_path):
     assert metrics[0]["validation_accuracy"] == metrics[1]["validation_accuracy"]
     for name, tensor in weights["gradient_descent"].items():
         assert torch.equal(weights["tft_mixed_precision"][name], tensor), name
+
+
+@pytest.mark.parametrize("scale", [10.0, 1e-3])
+def test_gradients_are_clipped_as_clip_grad_norm_clips_them(scale):
+    # Gradients far above the bound of 1 (clipped) and far below it (left as they are).
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(30, 20), torch.nn.Linear(20, 3))
+    (model(torch.randn(8, 30)) * scale).sum().backward()
+    expected = [p.grad.clone() for p in model.parameters()]
+    norm = torch.nn.utils.clip_grad_norm_([p for p in model.parameters()], 1.0)
+    clipped = [p.grad.clone() for p in model.parameters()]
+    for parameter, gradient in zip(model.parameters(), expected):
+        parameter.grad = gradient
+    # The trainer's own state that rescale_gradients reads, without building a trainer.
+    trainer = types.SimpleNamespace(
+        _grad_norm=1.0, _scaler=None, _ddp_wrapped_model=None, model=model
+    )
+    assert MixedPrecisionTrainer.rescale_gradients(trainer) == norm.item()
+    assert (norm.item() > 1.0) == (scale == 10.0)
+    for parameter, gradient in zip(model.parameters(), clipped):
+        assert torch.equal(parameter.grad, gradient)
 
 
 def test_amp_settings_of_gradient_descent_are_refused(tmp_path):

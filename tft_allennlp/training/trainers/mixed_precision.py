@@ -168,6 +168,29 @@ class MixedPrecisionTrainer(GradientDescentTrainer):
         with self._autocast():
             return super().batch_outputs(batch, for_training)
 
+    def rescale_gradients(self) -> Optional[float]:
+        """
+        AllenNLP's, with the same gradients bit for bit, for a number `grad_norm` outside DDP
+        and without a gradient scaler: the gradients' norms in one call, and no multiplication
+        when the norm is within the bound (PyTorch's `clip_grad_norm_` multiplies every gradient
+        by its coefficient clamped to 1, a pass over all of them: 2% of a MiniLM CPU step).
+        """
+        if (
+            isinstance(self._grad_norm, bool)
+            or self._scaler is not None
+            or self._ddp_wrapped_model is not None
+        ):
+            return super().rescale_gradients()
+        gradients = [p.grad for p in self.model.parameters() if p.grad is not None]
+        if not gradients:
+            return 0.0
+        total = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(gradients)))
+        # As clip_grad_norm_ computes it.
+        coefficient = self._grad_norm / (total + 1e-6)
+        if coefficient < 1.0:
+            torch._foreach_mul_(gradients, coefficient)
+        return total.item()
+
     @classmethod
     def from_partial_objects(  # type: ignore[override]
         cls,
