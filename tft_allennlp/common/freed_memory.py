@@ -8,7 +8,7 @@ hundreds of megabytes of activations and gradients (MiniLM's word-embedding grad
 47 MB), so each step the kernel maps and zeroes fresh pages again: about 20,000 page faults a
 step of a bfloat16 MRPC epoch at batch 32. With `mallopt`, blocks up to 256 MB come from the heap
 and up to 1 GB of free memory stays at its top, so a step reuses the pages of the one before:
-half the page faults of the epoch, 5-8% of its time, at about 0.1 GB more peak memory
+half the page faults of the epoch, 4-8% of its time, at about 0.1 GB more peak memory
 (benchmarks/RESULTS.md, "Faster dropout, attention in bfloat16, oneDNN's caches, freed memory").
 """
 

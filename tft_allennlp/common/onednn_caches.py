@@ -4,12 +4,12 @@ How many of oneDNN's compiled kernels a process keeps: `bound_onednn_caches`.
 On a CPU, PyTorch's bfloat16 matrix products run through oneDNN, which compiles a kernel (a
 "primitive") for each new shape and keeps it in two caches: oneDNN's own and that of its C++
 wrapper in PyTorch (ideep), up to 1,024 entries each by default. Training or predicting with
-varying batch lengths makes new shapes at every batch, so the caches fill, about a third of a
-gigabyte for MiniLM (peak RSS of a bfloat16 MRPC epoch 2.43 GB, against 1.77 GB with both caches
-at 64; benchmarks/RESULTS.md, "The rest of issue 63"), while a kernel is seldom met again before
-it is evicted. The two sizes are environment variables, `ONEDNN_PRIMITIVE_CACHE_CAPACITY` and
-`LRU_CACHE_CAPACITY`, that oneDNN reads when it first runs in a process; PyTorch has no call to
-change them later.
+varying batch lengths makes new shapes at every batch, so the caches fill, about half a gigabyte
+for MiniLM (peak RSS of a bfloat16 MRPC epoch 2.43 GB, against 1.77 GB with both caches at 64;
+benchmarks/RESULTS.md, "Faster dropout, attention in bfloat16, oneDNN's caches, freed memory"),
+while a kernel is seldom met again before it is evicted. The two sizes are environment
+variables, `ONEDNN_PRIMITIVE_CACHE_CAPACITY` and `LRU_CACHE_CAPACITY`, that oneDNN reads when it
+first runs in a process; PyTorch has no call to change them later.
 """
 
 import logging

@@ -114,13 +114,13 @@ class MixedPrecisionTrainer(GradientDescentTrainer):
     onednn_cache_capacity : `int`, optional (default = `None`)
         On a CPU in bfloat16: how many compiled oneDNN kernels to keep, in each of its two caches
         (`tft_allennlp.common.onednn_caches`; unless the environment sets them). By default
-        PyTorch's 1,024: with batch lengths that vary, the caches grow by a third of a gigabyte
-        over a MiniLM epoch, for kernels seldom met again; 64 keeps a step's own kernels and
-        brings the peak memory of a bfloat16 MRPC epoch below float32's. Ignored elsewhere.
+        PyTorch's 1,024: with batch lengths that vary, the caches grow by half a gigabyte over a
+        MiniLM epoch, for kernels seldom met again; 64 keeps a step's own kernels and brings the
+        peak memory of a bfloat16 MRPC epoch below float32's. Ignored elsewhere.
     reuse_freed_memory : `bool`, optional (default = `False`)
         On a CPU: keep the memory each step frees for the next (glibc's `mallopt`; see
         `tft_allennlp.common.freed_memory`), saving the kernel's page faults of fresh memory at
-        every step (5-8% of a MiniLM MRPC epoch's time) for about 0.1 GB more peak memory.
+        every step (4-8% of a MiniLM MRPC epoch's time) for about 0.1 GB more peak memory.
         Ignored on a GPU.
     """
 
