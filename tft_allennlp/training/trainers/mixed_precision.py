@@ -17,7 +17,7 @@ from allennlp.training.moving_average import MovingAverage
 from allennlp.training.optimizers import Optimizer
 from allennlp.training.trainer import Trainer
 
-from tft_allennlp.common.freed_memory import reuse_freed_memory as reuse_freed_memory_of_steps
+from tft_allennlp.common import freed_memory
 from tft_allennlp.common.onednn_caches import bound_onednn_caches
 
 logger = logging.getLogger(__name__)
@@ -142,7 +142,7 @@ class MixedPrecisionTrainer(GradientDescentTrainer):
             # Before the first step: oneDNN reads the sizes once, when it first runs.
             bound_onednn_caches(onednn_cache_capacity)
         if reuse_freed_memory and self.cuda_device.type == "cpu":
-            reuse_freed_memory_of_steps()
+            freed_memory.reuse_freed_memory()
         if self._amp_dtype == torch.float16:
             scaler: torch.amp.GradScaler = (
                 torch.amp.GradScaler("cuda")
