@@ -58,6 +58,20 @@ def test_each_random_word_gives_four_16_bit_numbers_compared_with_the_rate():
     assert torch.equal(torch.rand(1), after)
 
 
+def test_16_bit_values_keep_the_same_mask_at_two_bytes():
+    torch.manual_seed(5)
+    kept, scale = packed_dropout_mask(torch.Size([3, 70]), 0.1)
+    torch.manual_seed(5)
+    wide, wide_scale = packed_dropout_mask(torch.Size([3, 70]), 0.1, torch.int16)
+    assert wide.dtype == torch.int16 and wide_scale == scale
+    assert torch.equal(wide, kept.to(torch.int16))
+    # What a bfloat16 input's forward keeps for its backward: the 16-bit mask.
+    half = torch.randn(3, 70, dtype=torch.bfloat16, requires_grad=True)
+    torch.manual_seed(5)
+    output = PackedDropout(0.1).train()(half)
+    assert torch.equal(output.grad_fn.saved_tensors[0], wide)
+
+
 def test_the_rate_and_the_expected_output_are_dropouts():
     torch.manual_seed(0)
     layer = PackedDropout(0.1).train()

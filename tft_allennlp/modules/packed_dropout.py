@@ -14,8 +14,11 @@ SFC64, whose state for each mask is three words of PyTorch's default generator: 
 under its seed, and a recovered run goes on where it stopped (PyTorch's generator is what the
 checkpoints keep). SFC64 makes a word in under half the time of PyTorch's Mersenne twister
 (`random_`, one thread: 2.2 -> 1.0 ms for the words of a (32, 12, 77, 77) mask). The backward
-pass keeps the mask at one byte an element, where PyTorch's keeps the scaled mask in the
-input's dtype.
+pass keeps the mask at one byte an element for 32- and 64-bit values, where PyTorch's keeps the
+scaled mask in the input's dtype, and at two for 16-bit ones (bfloat16 under autocast): the
+16-bit mask is what the comparison makes, and the values' bits take it as it is, without the two
+conversions through one byte (a bfloat16 (32, 12, 70, 70) dropout's forward and backward
+1.15x as fast).
 
 Applying the mask is integer work too: the kept elements' bits are ANDed with all ones and the
 dropped ones' with zeros (+0.0), then the result is scaled. PyTorch's `masked_fill_` and
@@ -37,6 +40,9 @@ import torch
 _LEVELS = 1 << 16
 # The integer type of each floating-point element size, whose bits the mask keeps or clears.
 _BITS = {2: torch.int16, 4: torch.int32, 8: torch.int64}
+# The type of the mask kept for the backward pass, by element size: one byte, but two for 16-bit
+# values, whose bits take the 16-bit mask the comparison makes as it is.
+_MASKS = {2: torch.int16, 4: torch.int8, 8: torch.int8}
 # Outputs of a freshly set SFC64 state thrown away, as numpy's own seeding of SFC64 does.
 _WARM_UP = 12
 # One SFC64 generator a thread, its state set for each mask.
@@ -46,7 +52,7 @@ _STREAMS = threading.local()
 class _PackedDropoutFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx: Any, inputs: torch.Tensor, p: float) -> torch.Tensor:  # type: ignore
-        kept, scale = packed_dropout_mask(inputs.shape, p)
+        kept, scale = packed_dropout_mask(inputs.shape, p, _MASKS[inputs.element_size()])
         ctx.save_for_backward(kept)
         ctx.scale = scale
         return _apply(inputs, kept, scale)
@@ -67,11 +73,14 @@ def _apply(values: torch.Tensor, kept: torch.Tensor, scale: float) -> torch.Tens
     return torch.bitwise_and(values.view(bits), keep_bits).view(values.dtype).mul_(scale)
 
 
-def packed_dropout_mask(shape: torch.Size, p: float) -> Tuple[torch.Tensor, float]:
+def packed_dropout_mask(
+    shape: torch.Size, p: float, dtype: torch.dtype = torch.int8
+) -> Tuple[torch.Tensor, float]:
     """
     Which elements to keep, for a CPU tensor of `shape` and dropout rate `p` (0 < p < 1), from
-    `random_words`: an `int8` tensor of `shape`, -1 (all bits set) where kept and 0 where
-    dropped, and the scale of the kept elements, `2**16 / (2**16 - round(p * 2**16))`.
+    `random_words`: a tensor of `shape` and `dtype` (`int8` or `int16`), -1 (all bits set) where
+    kept and 0 where dropped, and the scale of the kept elements,
+    `2**16 / (2**16 - round(p * 2**16))`.
     """
     count = shape.numel()
     dropped_levels = round(p * _LEVELS)
@@ -80,9 +89,9 @@ def packed_dropout_mask(shape: torch.Size, p: float) -> Tuple[torch.Tensor, floa
     threshold = dropped_levels - _LEVELS // 2
     numbers = random_words((count + 3) // 4).view(torch.int16)[:count].view(shape)
     # Clamped, a number is threshold - 1 where dropped and threshold where kept; subtracted
-    # from threshold - 1, 0 where dropped and -1 where kept.
-    kept = torch.sub(threshold - 1, numbers.clamp(threshold - 1, threshold)).to(torch.int8)
-    return kept, _LEVELS / (_LEVELS - dropped_levels)
+    # from threshold - 1, 0 where dropped and -1 where kept (`int16`, as the numbers).
+    kept = torch.sub(threshold - 1, numbers.clamp(threshold - 1, threshold))
+    return kept.to(dtype), _LEVELS / (_LEVELS - dropped_levels)
 
 
 def random_words(count: int) -> torch.Tensor:
