@@ -14,6 +14,7 @@ from tft_allennlp.common.transformer_source import (
 )
 from tft_allennlp.modules.adapters.transformer_adapters import TransformerAdapters
 from tft_allennlp.modules.packed_dropout import use_packed_dropout
+from tft_allennlp.modules.token_embedders.eager_attention import layer_states
 
 ATTENTION = ("sdpa", "eager")
 
@@ -227,7 +228,8 @@ class TftPretrainedTransformerEmbedder(PretrainedTransformerEmbedder):
         modules, called as the model calls them (so that hooks, such as adapters' and the SMART
         noise on the embeddings, apply), the last layer's attention taking its queries from the
         first position and its keys and values from all, as a cross-attention over the layer's
-        own input.
+        own input. Eager attention runs with its scores from one matrix product
+        (`eager_attention`).
         """
         compiling = torch.compiler.is_compiling()
         if type_ids is not None and not compiling:
@@ -253,12 +255,6 @@ class TftPretrainedTransformerEmbedder(PretrainedTransformerEmbedder):
             additive = (~mask)[:, None, None, :].to(dtype) * torch.finfo(dtype).min
         layers = model.encoder.layer
         for layer in layers[:-1]:
-            hidden = layer(hidden, attention_mask=additive)[0]
-        last = layers[-1]
+            hidden = layer_states(layer, hidden, hidden, additive)
         # Shape: (batch_size, 1, embedding_dim)
-        first = hidden[:, :1]
-        attended = last.attention(
-            first, encoder_hidden_states=hidden, encoder_attention_mask=additive
-        )[0]
-        # Shape: (batch_size, 1, embedding_dim)
-        return last.feed_forward_chunk(attended)
+        return layer_states(layers[-1], hidden[:, :1], hidden, additive)
