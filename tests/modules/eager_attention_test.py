@@ -102,3 +102,7 @@ def test_sdpa_and_hooked_attention_run_through_transformers_modules(tmp_path):
     output = layer_states(layer, states, states, additive)
     assert called == [1]
     torch.testing.assert_close(output, layer(states, attention_mask=additive)[0])
+    # A backward hook too: the module's own call is what runs it.
+    hooked = tiny_layers(tmp_path / "backward", "bert")[0]
+    hooked.attention.register_full_backward_hook(lambda module, inputs, outputs: None)
+    assert not _fusable(hooked)

@@ -70,7 +70,11 @@ def _fusable(layer: Any) -> bool:
     attention = layer.attention
     modules = (layer, attention, attention.self)
     return type(attention.self) in _EAGER and not any(
-        module._forward_hooks or module._forward_pre_hooks for module in modules
+        module._forward_hooks
+        or module._forward_pre_hooks
+        or module._backward_hooks
+        or module._backward_pre_hooks
+        for module in modules
     )
 
 
