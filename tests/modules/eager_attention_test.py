@@ -1,10 +1,12 @@
 import pytest
 import torch
+import transformers
 from allennlp.common import Params
 from allennlp.modules.token_embedders import TokenEmbedder
 
 from tests.tiny_models import write_tiny_model
-from tft_allennlp.modules.token_embedders.eager_attention import _fusable, layer_states
+from tft_allennlp.modules.token_embedders import eager_attention
+from tft_allennlp.modules.token_embedders.eager_attention import _foldable, _fusable, layer_states
 
 
 def tiny_layers(tmp_path, architecture, attention="eager", packed_dropout=False):
@@ -29,6 +31,16 @@ def states_and_mask(layer, dtype=torch.float32):
     additive = torch.zeros(2, 1, 1, 6, dtype=dtype)
     additive[1, ..., 4:] = torch.finfo(dtype).min
     return states, additive
+
+
+def with_biases(layer):
+    """`layer` with random attention biases (a tiny model's start at zero, hiding their terms)."""
+    generator = torch.Generator().manual_seed(1)
+    attention = layer.attention.self
+    with torch.no_grad():
+        for projection in (attention.query, attention.key, attention.value):
+            projection.bias.copy_(torch.randn(projection.bias.shape, generator=generator))
+    return layer
 
 
 def gradients_of(output, states, layer):
@@ -106,3 +118,68 @@ def test_sdpa_and_hooked_attention_run_through_transformers_modules(tmp_path):
     hooked = tiny_layers(tmp_path / "backward", "bert")[0]
     hooked.attention.register_full_backward_hook(lambda module, inputs, outputs: None)
     assert not _fusable(hooked)
+
+
+@pytest.mark.parametrize("architecture", ["bert", "roberta"])
+def test_the_first_position_without_key_and_value_projections_gives_transformers_gradients(
+    tmp_path, architecture
+):
+    layer = with_biases(tiny_layers(tmp_path, architecture)[0].eval())
+    assert _foldable(layer.attention.self)
+    states, additive = states_and_mask(layer)
+    expected = layer(states, attention_mask=additive)[0][:, :1]
+    expected_gradients = gradients_of(expected, states, layer)
+    first = layer_states(layer, states[:, :1], states, additive)
+    torch.testing.assert_close(first, expected, rtol=0, atol=1e-6)
+    # Every parameter's gradient, the key bias's (zero up to rounding) among them.
+    for gradient, expected_gradient in zip(gradients_of(first, states, layer), expected_gradients):
+        torch.testing.assert_close(gradient, expected_gradient, rtol=0, atol=1e-5)
+
+
+def test_the_first_positions_dropped_weights_still_carry_the_value_bias(tmp_path, monkeypatch):
+    layer = with_biases(tiny_layers(tmp_path, "bert", packed_dropout=True)[0].train())
+    states, additive = states_and_mask(layer)
+    torch.manual_seed(5)
+    folded = layer_states(layer, states[:, :1], states, additive)
+    # The projected keys and values, with the same dropout masks in the same order.
+    monkeypatch.setattr(eager_attention, "_foldable", lambda attention: False)
+    torch.manual_seed(5)
+    projected = layer_states(layer, states[:, :1], states, additive)
+    torch.testing.assert_close(folded, projected, rtol=0, atol=1e-6)
+    torch.manual_seed(6)
+    assert not torch.allclose(layer_states(layer, states[:, :1], states, additive), projected)
+
+
+def test_the_first_position_under_bfloat16_stays_within_bfloat16s_rounding(tmp_path):
+    layer = with_biases(tiny_layers(tmp_path, "roberta")[0].eval())
+    states, additive = states_and_mask(layer, torch.bfloat16)
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+        expected = layer(states, attention_mask=additive)[0][:, :1]
+        first = layer_states(layer, states[:, :1], states, additive)
+    torch.testing.assert_close(first.float(), expected.float(), rtol=0, atol=0.05)
+
+
+def test_replaced_or_hooked_projections_and_relative_positions_stay_transformers(tmp_path):
+    layer = tiny_layers(tmp_path, "bert")[0].eval()
+    states, additive = states_and_mask(layer)
+    expected = layer(states, attention_mask=additive)[0][:, :1]
+    # A key projection with more to it than its weight (as a low-rank adapter's would be).
+    called = []
+    layer.attention.self.key.register_forward_hook(lambda module, inputs, output: called.append(1))
+    assert _fusable(layer) and not _foldable(layer.attention.self)
+    torch.testing.assert_close(layer_states(layer, states[:, :1], states, additive), expected)
+    assert called == [1]
+    # Relative position scores are added by transformers' own attention.
+    config = transformers.BertConfig(
+        hidden_size=32,
+        num_attention_heads=2,
+        intermediate_size=64,
+        position_embedding_type="relative_key",
+        attn_implementation="eager",
+    )
+    relative = transformers.models.bert.modeling_bert.BertLayer(config).eval()
+    assert not _fusable(relative)
+    torch.testing.assert_close(
+        layer_states(relative, states, states, additive),
+        relative(states, attention_mask=additive)[0],
+    )
