@@ -169,6 +169,14 @@ def test_replaced_or_hooked_projections_and_relative_positions_stay_transformers
     assert _fusable(layer) and not _foldable(layer.attention.self)
     torch.testing.assert_close(layer_states(layer, states[:, :1], states, additive), expected)
     assert called == [1]
+    # A value projection without a bias.
+    unbiased = tiny_layers(tmp_path / "unbiased", "bert")[0].eval()
+    unbiased.attention.self.value.bias = None
+    assert not _foldable(unbiased.attention.self)
+    torch.testing.assert_close(
+        layer_states(unbiased, states[:, :1], states, additive),
+        unbiased(states, attention_mask=additive)[0][:, :1],
+    )
     # Relative position scores are added by transformers' own attention.
     config = transformers.BertConfig(
         hidden_size=32,

@@ -88,11 +88,14 @@ def _fusable(layer: Any) -> bool:
 
 
 def _foldable(attention: Any) -> bool:
-    """Whether `attention`'s key and value projections are plain linear layers, with no hooks."""
+    """
+    Whether `attention`'s key and value projections are plain linear layers with biases and no
+    hooks.
+    """
     projections = (attention.key, attention.value)
-    return all(type(module) is torch.nn.Linear for module in projections) and not _hooked(
-        projections
-    )
+    return all(
+        type(module) is torch.nn.Linear and module.bias is not None for module in projections
+    ) and not _hooked(projections)
 
 
 def _hooked(modules: Any) -> bool:
