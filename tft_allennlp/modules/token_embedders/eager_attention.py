@@ -175,23 +175,32 @@ def _folded_context(
     heads = attention.num_attention_heads
     head_size = attention.attention_head_size
     rows = heads * num_queries
+
+    def by_sequence(tensor: torch.Tensor) -> torch.Tensor:
+        # Shape: (heads, batch_size * num_queries, n) -> (batch_size, heads * num_queries, n)
+        return (
+            tensor.view(heads, batch_size, num_queries, -1)
+            .transpose(0, 1)
+            .reshape(batch_size, rows, -1)
+        )
+
+    def by_head(tensor: torch.Tensor) -> torch.Tensor:
+        # Shape: (batch_size, heads * num_queries, n) -> (heads, batch_size * num_queries, n)
+        return (
+            tensor.view(batch_size, heads, num_queries, -1)
+            .transpose(0, 1)
+            .reshape(heads, batch_size * num_queries, -1)
+        )
+
     # Shape: (heads, batch_size * num_queries, head_size)
     query = (
         attention.query(queries).view(batch_size * num_queries, heads, head_size).transpose(0, 1)
     )
-    # Shape: (heads, batch_size * num_queries, width), each head's query in the states' space.
-    folded = torch.bmm(query, attention.key.weight.view(heads, head_size, width))
-    # Shape: (batch_size, heads * num_queries, width)
-    folded = (
-        folded.view(heads, batch_size, num_queries, width)
-        .transpose(0, 1)
-        .reshape(batch_size, rows, width)
-    )
-    # Shape: (heads, batch_size * num_queries, 1): q . b_k, the same for every key (softmax
+    # Shape: (batch_size, heads * num_queries, width), each head's query in the states' space.
+    folded = by_sequence(torch.bmm(query, attention.key.weight.view(heads, head_size, width)))
+    # Shape: (batch_size, heads * num_queries, 1): q . b_k, the same for every key (softmax
     # ignores it, but the key bias keeps the gradient transformers' attention gives it).
-    base = torch.bmm(query, attention.key.bias.view(heads, head_size, 1))
-    # Shape: (batch_size, heads * num_queries, 1)
-    base = base.view(heads, batch_size, num_queries).transpose(0, 1).reshape(batch_size, rows, 1)
+    base = by_sequence(torch.bmm(query, attention.key.bias.view(heads, head_size, 1)))
     if additive_mask is not None:
         # Shape: (batch_size, heads * num_queries, num_keys)
         base = base + additive_mask.view(batch_size, 1, num_keys)
@@ -204,19 +213,12 @@ def _folded_context(
     )
     weights = attention.dropout(torch.softmax(scores, dim=-1))
     # Shape: (heads, batch_size * num_queries, width), the weighted sums of the states.
-    mixed = (
-        torch.bmm(weights, keys)
-        .view(batch_size, heads, num_queries, width)
-        .transpose(0, 1)
-        .reshape(heads, batch_size * num_queries, width)
-    )
+    mixed = by_head(torch.bmm(weights, keys))
     # Shape: (heads, batch_size * num_queries, head_size)
     context = torch.bmm(mixed, attention.value.weight.view(heads, head_size, width).transpose(1, 2))
     # The dropped weights no longer sum to one: the value bias times what is left of them.
     # Shape: (heads, batch_size * num_queries, 1)
-    total = (weights.sum(-1).view(batch_size, heads, num_queries).transpose(0, 1)).reshape(
-        heads, batch_size * num_queries, 1
-    )
+    total = by_head(weights.sum(-1, keepdim=True))
     context = context + total * attention.value.bias.view(heads, 1, head_size)
     return (
         context.view(heads, batch_size, num_queries, head_size)
