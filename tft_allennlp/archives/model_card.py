@@ -12,19 +12,26 @@ the archive (or in the serialization directory given), and says so. When there i
 `config.json` beside it is not the archive's (another run's files), when it has no
 `best_validation_*` keys (trained without validation), or when other weights were exported
 (`--weights-file`), the card says that no validation metrics are known and why: no numbers.
+
+An archive may come from anyone, so the card treats what it reads from the archive (the config,
+`metrics.json`) as text, never as Markdown, HTML or YAML: each value goes through
+`markdown_value` (one line, at most `MAX_VALUE_CHARS` characters, escaped, or a code span that
+it cannot close), links go only to Hub ids (`_HUB_ID`), and the YAML header takes only Hub ids
+and the plugin's own words. Export opens no file that the archive names: the training data's
+size is not recorded in the archive (AllenNLP's `metrics.json` and `meta.json` hold no counts),
+and the card says so.
 """
 
 import json
 import os
 import re
+import unicodedata
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 from allennlp.models.archival import Archive
 from huggingface_hub import ModelCardData
 
 from tft_allennlp.common.glue_tasks import GLUE_TASKS, resolve_task
-from tft_allennlp.common.input_problems import read_raw_lines
-from tft_allennlp.dataset_readers.corpus_blocks import in_part
 
 
 class CardKind(NamedTuple):
@@ -75,7 +82,14 @@ HUB_METRICS = {
     "pearson": "pearsonr",
     "spearman": "spearmanr",
 }
-_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$", re.ASCII)
+
+MAX_VALUE_CHARS = 200
+"""The longest value of the archive that the card writes; a longer one is cut, ending in `…`."""
+# What Markdown (CommonMark, GitHub's and the Hub's extensions: tables, strikethrough, autolinks,
+# math) or HTML reads in running text, each escaped with a backslash; an underscore only where it
+# could open or close emphasis (not inside a word: `phrase_f1_0` stays as it is).
+_MARKDOWN_SPECIAL = re.compile(r"[\\`*\[\]()<>!&|~$:.#]|(?<![^\W_])_|_(?![^\W_])")
 
 
 def write_model_card(
@@ -113,7 +127,9 @@ def model_card(
     hub_metrics = sorted(
         {HUB_METRICS[word] for key in metrics for word in key.split("_") if word in HUB_METRICS}
     )
-    hub_id = base if base and _HUB_ID.match(base) and not os.path.exists(base) else None
+    hub_id = base if _is_hub_id(base) and not os.path.exists(str(base)) else None
+    # Only Hub ids and the plugin's own words go into the header, which `to_yaml` dumps with
+    # PyYAML (quoted where YAML needs it).
     header = ModelCardData(
         library_name=spec.library_name,
         base_model=hub_id,
@@ -138,6 +154,55 @@ def model_card(
     return f"---\n{header.to_yaml()}\n---\n\n" + "\n\n".join(sections) + "\n"
 
 
+def markdown_value(value: Any, code: bool = False, cell: bool = False) -> str:
+    """
+    A value read from an archive, as Markdown that shows it as plain text on one line: every
+    card line with a value of the archive writes it through here.
+
+    The value's text is made one line (line breaks, tabs and other control characters become
+    spaces, runs of spaces one space, format characters such as bidirectional overrides are
+    dropped), cut to `MAX_VALUE_CHARS` characters ending in `…`, and either escaped
+    (`_MARKDOWN_SPECIAL`: no HTML, link, image, emphasis or autolink can start in it; a number,
+    not a string, needs none) or written as a code span whose backtick fence is longer than any
+    run of backticks inside it, so that it cannot close the span.
+
+    # Parameters
+
+    value : `Any`
+        A value of the archive's config or `metrics.json`.
+    code : `bool`, optional (default = `False`)
+        Write it as a code span (names, types, files) rather than as escaped text.
+    cell : `bool`, optional (default = `False`)
+        It goes in a table cell: `|` is escaped there, in a code span too (which GitHub's and
+        the Hub's tables read as `|`).
+    """
+    # Python writes a number with digits, `.`, `e`, `+`, `-`, `inf` or `nan`: nothing to escape.
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    characters = []
+    for character in str(value):
+        category = unicodedata.category(character)
+        if category in ("Cc", "Zl", "Zp"):
+            characters.append(" ")
+        elif category not in ("Cf", "Cs"):
+            characters.append(character)
+    text = " ".join("".join(characters).split())
+    if len(text) > MAX_VALUE_CHARS:
+        text = text[: MAX_VALUE_CHARS - 1] + "…"
+    if not code:
+        return text if number else _MARKDOWN_SPECIAL.sub(lambda match: "\\" + match.group(), text)
+    if cell:
+        text = text.replace("|", "\\|")
+    fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+    # CommonMark removes one space at each end of a span's text when it has both.
+    padding = " " if text.startswith("`") or text.endswith("`") or not text else ""
+    return f"{fence}{padding}{text}{padding}{fence}"
+
+
+def _is_hub_id(name: Any) -> bool:
+    """Whether `name` is written as a Hub id (`owner/name` or `name`), all of it."""
+    return isinstance(name, str) and _HUB_ID.fullmatch(name) is not None
+
+
 def training_data(config: Dict[str, Any]) -> Tuple[List[str], List[str], List[str]]:
     """Markdown lines on what the model was trained on, the Hub's dataset ids, and tags."""
     reader = config.get("dataset_reader", {})
@@ -156,27 +221,29 @@ def training_data(config: Dict[str, Any]) -> Tuple[List[str], List[str], List[st
     if "task" in reader:
         line, dataset, tag = _task_line(reader, train)
         return [line], dataset, tag
-    return [f"- `{_file_name(train)}`" if train else "- Not recorded in the config."], [], []
+    if not train:
+        return ["- Not recorded in the config."], [], []
+    return [f"- {markdown_value(_file_name(train), code=True)}"], [], []
 
 
 def _corpus_line(train: Any, reader: Dict[str, Any]) -> str:
-    """The injection corpus: its name, and its size in pairs when the file is at hand."""
-    name = _file_name(train)
+    """
+    The injection corpus, by the name the config gives it. Its size is not recorded in the
+    archive, and the card does not open the file that the config names: it might be any file of
+    the machine that exports (`/etc/passwd`), not the corpus.
+    """
+    name = markdown_value(_file_name(train), code=True)
     part = reader.get("part", "all")
-    fraction = float(reader.get("validation_fraction", 0.0))
-    seed = int(reader.get("seed", 13370))
-    line = f"- Paraphrase injection on the aligned corpus `{name}`"
-    if not isinstance(train, str) or not os.path.isfile(train):
-        return line + ": its size is not recorded in the archive, and the file is not at hand."
-    pairs = training = 0
-    for number, raw in read_raw_lines(train):
-        if raw.strip():
-            pairs += 1
-            training += in_part(number, part, fraction, seed)
+    line = (
+        f"- Paraphrase injection on the aligned corpus {name}: its size in pairs is not recorded "
+        "in the archive"
+    )
     if part == "all":
-        return line + f": {pairs} pairs (counted at export)."
+        return line + "."
+    fraction = markdown_value(reader.get("validation_fraction", 0.0))
+    seed = markdown_value(reader.get("seed", 13370))
     return line + (
-        f": {pairs} pairs (counted at export), {training} in the `{part}` part that trained it "
+        f"; the model trained on its {markdown_value(part, code=True)} part "
         f"(validation_fraction {fraction}, seed {seed})."
     )
 
@@ -185,18 +252,20 @@ def _task_line(reader: Dict[str, Any], train: Any) -> Tuple[str, List[str], List
     task = resolve_task(reader["task"])
     size = reader.get("train_size")
     rows = (
-        f"`train_size` {size}: that many rows sampled with seed {reader.get('seed')} (all of "
-        "them if it has fewer)"
+        f"`train_size` {markdown_value(size)}: that many rows sampled with seed "
+        f"{markdown_value(reader.get('seed'))} (all of them if it has fewer)"
         if size is not None
         else "all its rows"
     )
     glue = task.name in GLUE_TASKS and not isinstance(reader["task"], dict)
-    what = f"GLUE task `{task.name}`" if glue else f"task `{task.name}`"
-    line = f"- {what}: `{_file_name(train)}`, {rows}."
+    name = markdown_value(task.name, code=True)
+    what = f"GLUE task {name}" if glue else f"task {name}"
+    line = f"- {what}: {markdown_value(_file_name(train), code=True)}, {rows}."
     if glue:
         return line, ["nyu-mll/glue"], ["glue", task.name]
+    # The header names a Hub dataset only by its id (`hf:NAME:...`); the text names any.
     hub = str(train).split(":")[1] if str(train).startswith("hf:") else None
-    return line, [hub] if hub else [], []
+    return line, [hub] if hub is not None and _is_hub_id(hub) else [], []
 
 
 def _file_name(path: Any) -> str:
@@ -215,17 +284,20 @@ def recipe(config: Dict[str, Any]) -> List[str]:
     if batch is None:
         batch = (loader.get("batch_sampler") or {}).get("batch_size")
     lines = [
-        f"- Epochs: at most {trainer.get('num_epochs')}, best epoch chosen by "
-        f"`{trainer.get('validation_metric')}`",
-        f"- Batch size: {batch}",
-        f"- Optimizer: `{optimizer.get('type')}`, learning rate {optimizer.get('lr')}",
+        f"- Epochs: at most {markdown_value(trainer.get('num_epochs'))}, best epoch chosen by "
+        f"{markdown_value(trainer.get('validation_metric'), code=True)}",
+        f"- Batch size: {markdown_value(batch)}",
+        f"- Optimizer: {markdown_value(optimizer.get('type'), code=True)}, learning rate "
+        f"{markdown_value(optimizer.get('lr'))}",
     ]
     scheduler = trainer.get("learning_rate_scheduler")
     if scheduler:
-        lines.append(f"- Learning-rate schedule: `{scheduler.get('type')}`")
+        lines.append(
+            f"- Learning-rate schedule: {markdown_value(scheduler.get('type'), code=True)}"
+        )
     reader = config.get("dataset_reader", {})
     if "max_length" in reader:
-        lines.append(f"- Maximum length: {reader['max_length']} wordpieces")
+        lines.append(f"- Maximum length: {markdown_value(reader['max_length'])} wordpieces")
     model = config.get("model", {})
     if model.get("type") == "tft_paraphrase_injector":
         weights = model.get("loss_weights", {"sentence": 1.0, "phrase": 1.0})
@@ -238,11 +310,14 @@ def recipe(config: Dict[str, Any]) -> List[str]:
             )
             if on
         ]
+        extractor = (model.get("span_extractor") or {}).get("type")
+        features = (model.get("phrase_pair_features") or {}).get("type")
+        negatives = (reader.get("negative_sampler") or {}).get("type", "tft_paper")
         lines += [
             f"- Heads: {' and '.join(heads)}",
-            f"- Phrase pooling: `{(model.get('span_extractor') or {}).get('type')}`",
-            f"- Phrase-pair features: `{(model.get('phrase_pair_features') or {}).get('type')}`",
-            f"- Negatives: `{(reader.get('negative_sampler') or {}).get('type', 'tft_paper')}`",
+            f"- Phrase pooling: {markdown_value(extractor, code=True)}",
+            f"- Phrase-pair features: {markdown_value(features, code=True)}",
+            f"- Negatives: {markdown_value(negatives, code=True)}",
         ]
     return lines
 
@@ -274,6 +349,8 @@ def validation_metrics(
         other_run = False
     if other_run:
         return {}, "None known: the `metrics.json` beside the archive is another run's."
+    if not isinstance(recorded, dict):
+        return {}, "None known: the `metrics.json` beside the archive holds no JSON object."
     metrics = {
         key[len("best_validation_") :]: value
         for key, value in recorded.items()
@@ -290,7 +367,7 @@ def validation_metrics(
     )
     validation = config.get("validation_data_path")
     paths = validation.values() if isinstance(validation, dict) else [validation]
-    names = ", ".join(f"`{_file_name(path)}`" for path in paths if path)
+    names = ", ".join(markdown_value(_file_name(path), code=True) for path in paths if path)
     return metrics, (
         f"On the validation data ({names}), at {which}, as the training run's `metrics.json` "
         "records them (`best_validation_*`):"
@@ -300,16 +377,20 @@ def validation_metrics(
 def _base_text(base: Optional[str], hub_id: Optional[str]) -> str:
     if not base:
         return "Not recorded in the archive."
+    name = markdown_value(base, code=True)
     if hub_id:
-        return f"[`{base}`](https://huggingface.co/{base})"
-    return f"`{base}` (a local checkpoint or archive, as the training config names it)"
+        # A Hub id is letters, digits, `-`, `_`, `.` and one `/`: a safe link target as it is.
+        return f"[{name}](https://huggingface.co/{hub_id})"
+    return f"{name} (a local checkpoint or archive, as the training config names it)"
 
 
 def _metrics_text(metrics: Dict[str, Any], source: str) -> str:
     if not metrics:
         return source
     rows = [
-        f"| {key} | {value:.4f} |" if isinstance(value, float) else f"| {key} | {value} |"
+        f"| {markdown_value(key, cell=True)} | "
+        + (f"{value:.4f}" if isinstance(value, float) else markdown_value(value, cell=True))
+        + " |"
         for key, value in metrics.items()
     ]
     return source + "\n\n| metric | value |\n|---|---|\n" + "\n".join(rows)
@@ -319,4 +400,5 @@ def _outputs(config: Dict[str, Any]) -> str:
     task = resolve_task(config["dataset_reader"]["task"])
     if task.is_regression:
         return "One score (regression, `problem_type: regression`)."
-    return "Logits over the labels " + ", ".join(f"`{label}`" for label in task.labels) + "."
+    labels = ", ".join(markdown_value(label, code=True) for label in task.labels)
+    return f"Logits over the labels {labels}."
