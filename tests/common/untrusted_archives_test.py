@@ -1,18 +1,16 @@
 """
 Model archives as untrusted input (`tft_allennlp.common.untrusted_archives`): every kind of
-malicious member, config and weights file is refused with a message naming the archive and the
-member or key, before anything is written or run. The fault campaign's "untrusted archives"
+malicious config, meta.json and weights file is refused with a message naming the archive and
+the member, key or tensor, before anything is built or run (the members themselves:
+`archive_extraction_test.py`). The fault campaign's "untrusted archives"
 family (tests/fault_cases.py) runs each kind under every command that opens an archive.
 """
 
-import io
 import json
 import os
 import pickle
 import subprocess
 import sys
-import tarfile
-from typing import List, Optional, Tuple
 
 import pytest
 import torch
@@ -21,130 +19,16 @@ from allennlp.models.archival import load_archive
 from allennlp.nn import util as nn_util
 
 from tests import PROJECT_ROOT
+from tests.common.tar_members import file_member, write_tar
+from tft_allennlp.common.transformer_source import POOLER_FILE, load_archived_pooler
 from tft_allennlp.common.untrusted_archives import (
+    ArchiveMeta,
     UntrustedArchiveError,
     check_archive_config,
-    extract_archive,
+    check_state,
     load_weights,
-    member_problem,
+    read_json_member,
 )
-
-Member = Tuple[tarfile.TarInfo, Optional[bytes]]
-
-
-def _file(name: str, data: bytes = b"data\n") -> Member:
-    info = tarfile.TarInfo(name)
-    info.size = len(data)
-    return info, data
-
-
-def _entry(name: str, kind: bytes, target: str = "") -> Member:
-    info = tarfile.TarInfo(name)
-    info.type, info.linkname = kind, target
-    return info, None
-
-
-def _write_tar(path, members: List[Member]) -> str:
-    with tarfile.open(path, "w:gz") as tar:
-        for info, data in members:
-            tar.addfile(info, io.BytesIO(data) if data is not None else None)
-    return str(path)
-
-
-@pytest.mark.parametrize(
-    "member, problem",
-    [
-        (_file("config.json"), None),
-        (_file("./vocabulary/labels.txt"), None),
-        (_entry("vocabulary", tarfile.DIRTYPE), None),
-        (_entry("weights.th", tarfile.SYMTYPE, "best/weights.th"), None),
-        (_entry("copy.json", tarfile.LNKTYPE, "config.json"), None),
-        (_file("/etc/cron.d/x"), "has an absolute path"),
-        (_file("a/../../x"), "has '..' in its path"),
-        (_file("..\\x"), "has '..' in its path"),
-        (_entry("l", tarfile.SYMTYPE, "/home"), "is a symbolic link to the absolute path '/home'"),
-        (_entry("l", tarfile.SYMTYPE, "a/../.."), "is a symbolic link to 'a/../..', out of its"),
-        (_entry("h", tarfile.LNKTYPE, "/etc/passwd"), "is a hard link to the absolute path"),
-        (_entry("h", tarfile.LNKTYPE, "../x"), "is a hard link to '../x', out of its folder"),
-        (_entry("disk", tarfile.BLKTYPE), "is a device file"),
-        (_entry("null", tarfile.CHRTYPE), "is a device file"),
-        (_entry("pipe", tarfile.FIFOTYPE), "is a named pipe"),
-        (_entry("odd", b"X"), "is not a file, folder or link (tar type b'X')"),
-    ],
-)
-def test_every_kind_of_member_is_judged(member, problem):
-    found = member_problem(member[0])
-    assert found == problem if problem is None else found.startswith(problem), found
-
-
-def _escapes(outside) -> List[Tuple[str, List[Member]]]:
-    up = "../" * 40 + str(outside).lstrip("/")
-    return [
-        ("'..' path", [_file(f"{up}/dotdot.txt")]),
-        ("absolute path", [_file(f"{outside}/absolute.txt")]),
-        ("symlink, then a file", [_entry("l", tarfile.SYMTYPE, str(outside)), _file("l/x.txt")]),
-        (
-            "hard link, then its file",
-            [_entry("v", tarfile.LNKTYPE, str(outside / "victim.txt")), _file("v", b"over\n")],
-        ),
-        ("named pipe", [_entry("pipe", tarfile.FIFOTYPE)]),
-        ("device", [_entry("null", tarfile.CHRTYPE)]),
-    ]
-
-
-@pytest.mark.parametrize("kind", range(6))
-def test_a_malicious_archive_is_refused_with_nothing_written(tmp_path, kind):
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    (outside / "victim.txt").write_text("mine\n")
-    name, members = _escapes(outside)[kind]
-    # The refused member comes after good ones: those must not be extracted either.
-    archive = _write_tar(tmp_path / "model.tar.gz", [_file("config.json"), *members])
-    target = tmp_path / "extracted"
-    target.mkdir()
-    with pytest.raises(UntrustedArchiveError) as error:
-        extract_archive(archive, str(target))
-    message = str(error.value)
-    assert message.startswith(f"{archive}: refused: member {members[0][0].name!r}"), name
-    assert "\n" not in message
-    assert os.listdir(target) == []
-    assert sorted(os.listdir(outside)) == ["victim.txt"]
-    assert (outside / "victim.txt").read_text() == "mine\n"
-
-
-def test_load_archive_refuses_before_it_extracts(tmp_path):
-    """AllenNLP's own `load_archive`, as `predict` and `evaluate` call it, is guarded."""
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    escape = "../" * 40 + str(outside).lstrip("/") + "/x"
-    archive = _write_tar(tmp_path / "m.tar.gz", [_file(escape)])
-    with pytest.raises(UntrustedArchiveError, match="m.tar.gz: refused: member"):
-        load_archive(archive)
-    assert os.listdir(outside) == []
-
-
-def test_a_good_archive_extracts_whole_with_its_links_inside(tmp_path):
-    archive = _write_tar(
-        tmp_path / "model.tar.gz",
-        [
-            _entry("vocabulary", tarfile.DIRTYPE),
-            _file("vocabulary/labels.txt", b"0\n1\n"),
-            _entry("labels.txt", tarfile.SYMTYPE, "vocabulary/labels.txt"),
-            _entry("copy.txt", tarfile.LNKTYPE, "vocabulary/labels.txt"),
-        ],
-    )
-    extract_archive(archive, str(tmp_path / "x"))
-    for name in ("vocabulary/labels.txt", "labels.txt", "copy.txt"):
-        assert (tmp_path / "x" / name).read_bytes() == b"0\n1\n"
-    assert os.path.islink(tmp_path / "x/labels.txt")
-
-
-def test_a_file_that_is_no_archive_is_named(tmp_path):
-    path = tmp_path / "model.tar.gz"
-    path.write_text("not a tar file")
-    with pytest.raises(ConfigurationError, match="model.tar.gz: not a readable model archive"):
-        extract_archive(str(path), str(tmp_path / "x"))
-
 
 GOOD_CONFIG = {
     "dataset_reader": {"type": "tft_glue", "task": "mrpc"},
@@ -277,7 +161,7 @@ def test_the_command_line_says_one_line_and_fails(tmp_path):
     """`allennlp predict` of a malicious archive, in a real process: one line, exit 1."""
     outside = tmp_path / "outside"
     outside.mkdir()
-    archive = _write_tar(tmp_path / "model.tar.gz", [_file(f"{outside}/x")])
+    archive = write_tar(tmp_path / "model.tar.gz", [file_member(f"{outside}/x")])
     (tmp_path / "in.jsonl").write_text('{"sentence1": "a", "sentence2": "b"}\n')
     result = subprocess.run(
         [sys.executable, "-m", "allennlp", "predict", archive, str(tmp_path / "in.jsonl")],
@@ -296,3 +180,185 @@ def test_the_command_line_says_one_line_and_fails(tmp_path):
     )
     os.remove(log.rstrip(")"))  # the traceback, for a bug report
     assert os.listdir(outside) == []
+
+
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        ('{"a": NaN}', "not plain JSON (NaN is not a JSON value)"),
+        ('{"a": -Infinity}', "not plain JSON (-Infinity is not a JSON value)"),
+        ('{"a": 1, "b": {"c": 1, "c": 2}}', "not plain JSON (the key 'c' twice in one object)"),
+        ('{"a": "x', "not plain JSON (Unterminated string starting at"),
+        ("[" * 65 + "]" * 65, "nested more than 64 deep"),
+        ("[" * 200_000 + "]" * 200_000, "nested more than 64 deep"),
+        ('local x = 1; {"a": x}', "not plain JSON (Expecting value: line 1 column 1 (char 0))"),
+    ],
+)
+def test_json_of_an_archive_is_read_strictly_as_data(tmp_path, text, problem):
+    path = tmp_path / "config.json"
+    path.write_text(text)
+    with pytest.raises(UntrustedArchiveError) as error:
+        read_json_member(str(path))
+    assert str(error.value).startswith(f"{path}: refused: {problem}")
+
+
+def test_json_at_the_bounds_is_read(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text("[" * 64 + "]" * 64)
+    assert read_json_member(str(path)) is not None
+    path.write_text('{"a": NaN}')  # tokenizer files, which transformers may write with NaN
+    assert str(read_json_member(str(path), strict=False)) == "{'a': nan}"
+    path.write_text(json.dumps({"a": "x" * 100}))
+    with pytest.raises(UntrustedArchiveError, match="refused: 109 bytes, more than the 100 an"):
+        read_json_member(str(path), max_bytes=100)
+    path.write_bytes(b'{"a": "\xff"}')
+    with pytest.raises(UntrustedArchiveError, match="refused: not plain JSON \\('utf-8' codec"):
+        read_json_member(str(path))
+
+
+def test_a_config_that_is_no_object_is_refused(tmp_path):
+    folder = _config_folder(tmp_path, "[1, 2]")
+    with pytest.raises(UntrustedArchiveError, match="config.json: refused: a JSON list, not the"):
+        check_archive_config(folder)
+
+
+def test_a_jsonnet_config_is_never_evaluated_by_load_archive(tmp_path, monkeypatch):
+    """Exponential work and reads of files and variables: jsonnet would hang or leak."""
+    monkeypatch.setenv("TFT_SECRET", "s3cret-value")
+    (tmp_path / "secret.txt").write_text("password-in-file")
+    program = (
+        "local f(n) = if n == 0 then 1 else f(n - 1) + f(n - 1);\n"
+        '{"model": {"x": f(80), "y": importstr "%s", "z": std.extVar("TFT_SECRET")}}'
+        % (tmp_path / "secret.txt")
+    )
+    folder = _config_folder(tmp_path, program)
+    torch.save({}, os.path.join(folder, "best.th"))
+    with pytest.raises(UntrustedArchiveError) as error:
+        load_archive(folder)
+    assert str(error.value).startswith(f"{folder}/config.json: refused: not plain JSON")
+    assert "password" not in str(error.value) and "s3cret" not in str(error.value)
+
+
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        ('{"version": ', "not plain JSON"),
+        ('["2.10.1"]', "not AllenNLP's meta.json"),
+        ('{"version": "2.10.1", "run": "x"}', "not AllenNLP's meta.json"),
+        ('{"version": 2}', "not AllenNLP's meta.json"),
+    ],
+)
+def test_a_meta_json_that_is_not_allennlps_is_refused(tmp_path, text, problem):
+    path = tmp_path / "meta.json"
+    path.write_text(text)
+    with pytest.raises(UntrustedArchiveError) as error:
+        ArchiveMeta.from_path(str(path))
+    assert str(error.value).startswith(f"{path}: refused: {problem}")
+    path.write_text('{"version": "2.10.1"}')
+    assert ArchiveMeta.from_path(str(path)).version == "2.10.1"
+
+
+class _Tiny(torch.nn.Module):
+    authorized_missing_keys = [r"^optional\."]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(3, 2)
+        self.register_buffer("ids", torch.arange(3))
+        self.optional = torch.nn.Linear(1, 1)
+
+
+def _state(**changes) -> dict:
+    state = {"linear.weight": torch.ones(2, 3), "linear.bias": torch.zeros(2)}
+    state.update({"ids": torch.arange(3), "optional.weight": torch.ones(1, 1)})
+    state.update({"optional.bias": torch.ones(1)})
+    for key, value in changes.items():
+        key = key.replace("__", ".")
+        if value is None:
+            del state[key]
+        else:
+            state[key] = value
+    return state
+
+
+@pytest.mark.parametrize(
+    "changes, problem",
+    [
+        ({"linear__weight": torch.ones(3, 2)}, "tensor 'linear.weight' has shape [3, 2], the "),
+        (
+            {"linear__weight": torch.ones(2, 3, dtype=torch.int8)},
+            "tensor 'linear.weight' is torch.int8, the model's torch.float32; it would be cast",
+        ),
+        (
+            {"ids": torch.arange(3.0)},
+            "tensor 'ids' is torch.float32, the model's torch.int64; it would be cast",
+        ),
+        ({"extra": torch.ones(1), "more": torch.ones(1)}, "tensor 'extra' (and 1 more) is none"),
+        ({"linear__bias": None}, "no tensor 'linear.bias', which the model has"),
+    ],
+)
+def test_weights_that_do_not_fit_the_model_are_refused(changes, problem):
+    with pytest.raises(UntrustedArchiveError) as error:
+        check_state(_Tiny(), _state(**changes), "m.tar.gz (weights.th)")
+    assert str(error.value).startswith(f"m.tar.gz (weights.th): refused: {problem}")
+
+
+def test_weights_that_fit_pass_with_authorized_gaps_and_lossless_widths():
+    # float64 values and int32 ids are of the model's kinds; optional.* may be missing.
+    state = _state(optional__weight=None, optional__bias=None)
+    state.update({"linear.bias": torch.zeros(2, dtype=torch.float64), "ids": torch.arange(3).int()})
+    check_state(_Tiny(), state, "w.th")
+
+
+@pytest.mark.parametrize(
+    "value, problem",
+    [
+        (float("nan"), "tensor 'b' holds NaN or infinite values"),
+        (float("-inf"), "tensor 'b' holds NaN or infinite values"),
+    ],
+)
+def test_weights_with_values_that_are_not_finite_are_refused(tmp_path, value, problem):
+    path = tmp_path / "weights.th"
+    torch.save({"a": torch.ones(2), "b": torch.tensor([0.0, value])}, path)
+    with pytest.raises(UntrustedArchiveError) as error:
+        load_weights(str(path))
+    assert str(error.value) == f"{path}: refused: {problem}"
+
+
+@pytest.mark.parametrize(
+    "content, problem",
+    [
+        ([1, 2], "holds a list, not a mapping of tensor names to tensors"),
+        ({"a": 1.5}, "entry 'a' is a float, not a tensor"),
+    ],
+)
+def test_weights_that_are_no_mapping_of_tensors_are_refused(tmp_path, content, problem):
+    path = tmp_path / "weights.th"
+    torch.save(content, path)
+    with pytest.raises(UntrustedArchiveError) as error:
+        load_weights(str(path))
+    assert str(error.value) == f"{path}: refused: {problem}"
+
+
+def test_a_pooler_file_with_a_lying_header_is_refused(tmp_path):
+    pooler = torch.nn.Linear(4, 4)
+    header = json.dumps(
+        {"weight": {"dtype": "F32", "shape": [1000, 1000], "data_offsets": [0, 4_000_000]}}
+    ).encode()
+    (tmp_path / POOLER_FILE).write_bytes(len(header).to_bytes(8, "little") + header + bytes(16))
+    with pytest.raises(UntrustedArchiveError) as error:
+        load_archived_pooler(str(tmp_path), pooler)
+    assert str(error.value).startswith(f"{tmp_path / POOLER_FILE}: refused: not a safetensors")
+
+
+def test_a_pooler_file_that_fits_is_loaded(tmp_path):
+    from safetensors.torch import save_file
+
+    source, target = torch.nn.Linear(4, 4), torch.nn.Linear(4, 4)
+    save_file(dict(source.state_dict()), str(tmp_path / POOLER_FILE))
+    assert load_archived_pooler(str(tmp_path), target)
+    assert torch.equal(target.weight, source.weight)
+    save_file({"weight": torch.ones(4, 3), "bias": torch.ones(4)}, str(tmp_path / POOLER_FILE))
+    with pytest.raises(UntrustedArchiveError, match="tensor 'weight' has shape \\[4, 3\\]"):
+        load_archived_pooler(str(tmp_path), target)
+    assert not load_archived_pooler(str(tmp_path / "none"), target)

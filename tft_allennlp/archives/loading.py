@@ -21,7 +21,7 @@ from allennlp.data.tokenizers import PretrainedTransformerTokenizer
 from allennlp.models.archival import Archive, load_archive
 from allennlp.modules.token_embedders import PretrainedTransformerEmbedder
 
-from tft_allennlp.common.untrusted_archives import extracted_archive
+from tft_allennlp.common.archive_extraction import extracted_archive
 
 
 def load_model_archive(
@@ -108,7 +108,7 @@ def is_hugging_face_folder(path: str) -> bool:
     try:
         with open(os.path.join(path, "config.json"), encoding="utf-8") as handle:
             config = json.load(handle)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # not a model's config: the loader says why
         return False
     return (
         isinstance(config, dict)

@@ -230,17 +230,36 @@ def with_variables(message: str) -> str:
     return message
 
 
+def _interruption(error: BaseException) -> Optional[str]:
+    """
+    The line for a command stopped by Ctrl-C or SIGTERM (AllenNLP's `SigTermReceived`), with
+    what the command was doing if the error carries a note of it; None for any other error.
+    """
+    if isinstance(error, KeyboardInterrupt):
+        signal_name = "Ctrl-C (SIGINT)"
+    elif type(error).__name__ == "SigTermReceived":
+        signal_name = "SIGTERM"
+    else:
+        return None
+    notes = getattr(error, "__notes__", None) or []
+    return f"stopped by {signal_name}" + (f": {notes[-1]}" if notes else "")
+
+
 def user_error(error: BaseException) -> Optional[str]:
     """
     The one line that says what is wrong, for an error in the user's input, config,
-    environment or files: `model_hint`'s case, a `ConfigurationError` (a refused archive
-    too), a `MalformedInputError`, a missing or unreadable path; with the variable that the
+    environment or files, or for a command stopped by a signal: `model_hint`'s case,
+    `_interruption`'s, a `ConfigurationError` (a refused archive too), a
+    `MalformedInputError`, a missing or unreadable path; with the variable that the
     path came from (`with_variables`). None for anything else: a bug, which keeps its
     traceback.
     """
     hint = model_hint(error)
     if hint is not None:
         return hint
+    interruption = _interruption(error)
+    if interruption is not None:
+        return interruption
     path = _missing_path(error)
     if path is not None:
         reason = getattr(error, "strerror", None) or "No such file or directory"

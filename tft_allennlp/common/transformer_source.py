@@ -29,13 +29,17 @@ import os
 import re
 import shutil
 import tempfile
-from typing import Callable, Dict, List, Optional
+from typing import Callable, List, Optional
 
 import safetensors.torch
 import torch
 import transformers
 from allennlp.common.checks import ConfigurationError
 from allennlp.models.archival import _WEIGHTS_NAME
+from safetensors import SafetensorError
+
+from tft_allennlp.common.archive_extraction import UntrustedArchiveError, archive_name
+from tft_allennlp.common.untrusted_archives import check_state, check_tensors
 
 ARCHIVED_TRANSFORMERS = "pretrained_transformers"
 """The folder of the serialization directory (and archive) that holds the copies."""
@@ -117,10 +121,27 @@ def keep_dropped_pooler(
     os.replace(staging, path)
 
 
-def archived_pooler(directory: str) -> Optional[Dict[str, torch.Tensor]]:
-    """The pooler weights kept by `keep_dropped_pooler` in the copy `directory`, if any."""
+def load_archived_pooler(directory: str, pooler: torch.nn.Module) -> bool:
+    """
+    Loads the pooler weights kept by `keep_dropped_pooler` in the copy `directory` into
+    `pooler`; False if there are none. Weights that are not a safetensors file, or do not fit
+    the pooler, are an `UntrustedArchiveError` naming the archive, the file and the tensor.
+    """
     path = os.path.join(directory, POOLER_FILE)
-    return safetensors.torch.load_file(path) if os.path.isfile(path) else None
+    if not os.path.isfile(path):
+        return False
+    where = archive_name(path)
+    try:
+        state = safetensors.torch.load_file(path)
+    except (SafetensorError, ValueError, RuntimeError) as error:  # a header that lies, ...
+        reason = (str(error).strip().splitlines() or [type(error).__name__])[0][:120]
+        raise UntrustedArchiveError(
+            f"{where}: refused: not a safetensors file ({reason})"
+        ) from None
+    check_tensors(state, where)
+    check_state(pooler, state, where)
+    pooler.load_state_dict(state)
+    return True
 
 
 def sentence_transformers_modules(directory: str) -> Optional[List[dict]]:

@@ -5,193 +5,147 @@ it is not always whoever loads it.
 AllenNLP's `load_archive` (which `allennlp predict`, `allennlp evaluate`, a `from_archive` model
 and the plugin's own commands use) extracts the archive with `tarfile.extractall` and no filter,
 evaluates its `config.json` as jsonnet, builds whatever classes the config names (a dotted name
-such as `"type": "os.system"` is imported and called), and loads its weights with `torch.load`.
-An archive could therefore write any file the user can write, read any file or environment
-variable into the config, and run any code. Three guards close that, each before anything of the
-archive is written or built:
+such as `"type": "os.system"` is imported and called), and loads its weights with `torch.load`
+into whatever model the config builds. An archive could therefore write any file the user can
+write, fill the disk, read any file or environment variable into the config, hang the command in
+jsonnet, run any code, or predict from weights that are NaN or silently cast. Four guards close
+that, each before anything of the archive is built:
 
-- **Members** (`extract_archive`): only regular files, directories and links that stay below
-  their own folder are extracted; a member with an absolute path or a `..` component, a link
-  with an absolute target or a `..` in its target, a device or a named pipe is refused, and the
-  archive with it (nothing is extracted: members are staged until all have passed).
-  Extraction runs through Python's `"data"` filter as well, which also drops permission bits
-  such as set-user-ID.
-- **Config** (`check_archive_config`): `config.json` must be plain JSON (what `allennlp train`
-  writes; jsonnet's `import`, `importstr` and `std.extVar` would read other files and the
-  environment), every `"type"` must be a registered name (registered components come from
-  installed packages, which the user chose; a dotted import path could be any callable), and no
-  `trust_remote_code` may be true (transformers would run a model repository's own code).
-- **Weights** (`load_weights`): `torch.load(..., weights_only=True)`, explicitly, so that no
-  environment variable (`TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD`) turns the unpickler back into one
-  that runs code; a refused file is named, with the reason.
+- **Members** (`tft_allennlp.common.archive_extraction`): only what loading reads is extracted,
+  each member checked (no path out of the folder, no device) and counted against a budget of
+  size and compression ratio before it is written.
+- **Config** (`read_archive_config`): `config.json` is read as data, never as a program: strict
+  JSON (no jsonnet, no NaN, no repeated key), at most `CONFIG_MAX_BYTES` long and
+  `JSON_MAX_DEPTH` deep, one object; every `"type"` must be a registered name (registered
+  components come from installed packages, which the user chose; a dotted import path could be
+  any callable), and no `trust_remote_code` may be true (transformers would run a model
+  repository's own code). `meta.json` is read the same way (`ArchiveMeta`).
+- **Weights as data** (`load_weights`): `torch.load(..., weights_only=True)`, explicitly, so
+  that no environment variable (`TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD`) turns the unpickler back
+  into one that runs code; the file must hold a mapping of names to tensors, every floating
+  value finite.
+- **Weights that fit** (`check_state`): every tensor of the file is one of the model's, of its
+  shape and its kind of dtype (floating, integer, bool: an int8 tensor is not cast into a float
+  parameter), and the model's tensors are all there.
 
 Each refusal is an `UntrustedArchiveError` (a `ConfigurationError`) whose one-line message names
-the archive and the member or key; the `allennlp` command line prints it as that one line
-(`tft_allennlp.common.console`). `install` puts the guards into AllenNLP's loading path
-(`allennlp.models.archival.extracted_archive`, `archival._load_dataset_readers` and
-`allennlp.nn.util.read_state_dict`, the three functions `load_archive` reaches through its
-module at call time; written for AllenNLP 2.10.1, its last release). What the plugin trusts and
-what it does not is in docs/security.md.
+the archive and the member, key or tensor; the `allennlp` command line prints it as that one
+line (`tft_allennlp.common.console`). `install` puts the guards into AllenNLP's loading path
+(`allennlp.models.archival.extracted_archive`, `archival.Params`, `archival.Meta`,
+`archival._load_model` and `allennlp.nn.util.read_state_dict`, which `load_archive` looks up
+through their modules at call time, and `Model.load_state_dict`, checked only while an archive's
+model loads; written for AllenNLP 2.10.1, its last release). What the plugin trusts and what it
+does not is in docs/security.md.
 """
 
-import contextlib
-import gzip
 import json
 import logging
 import os
 import pickle
 import re
-import shutil
-import tarfile
-import tempfile
 import warnings
-import zlib
 from collections import OrderedDict
-from typing import Any, Callable, Dict, Iterator, List, Optional, Union
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple, Union
 
 import torch
 from allennlp.common.checks import ConfigurationError
+from allennlp.common.meta import Meta
+from allennlp.common.params import Params, parse_overrides, with_overrides
 from allennlp.common.registrable import Registrable
 
 import tft_allennlp_lazy
+from tft_allennlp.common.archive_extraction import (
+    UntrustedArchiveError,
+    archive_name,
+    extracted_archive,
+)
 
 logger = logging.getLogger(__name__)
 
-# Extraction folders of archives being loaded -> the archive file, so that an error about a
-# file in the folder names the archive.
-_EXTRACTED: Dict[str, str] = {}
+CONFIG_MAX_BYTES = 4 * 2**20
+"""The longest `config.json` an archive may hold (AllenNLP writes a few KB)."""
+JSON_MAX_DEPTH = 64
+"""The deepest nesting of an archive's JSON (a training config nests about 10 deep)."""
 
 
-class UntrustedArchiveError(ConfigurationError):
-    """An archive (or a file in it) that is refused; the message names it and says why."""
-
-
-def member_problem(member: tarfile.TarInfo) -> Optional[str]:
-    """Why `member` may not be extracted from an untrusted archive; None if it may."""
-    name = member.name
-    if name.startswith(("/", "\\")) or os.path.isabs(name) or re.match(r"^[A-Za-z]:", name):
-        return "has an absolute path"
-    if ".." in re.split(r"[/\\]", name):
-        return "has '..' in its path"
-    if member.isreg() or member.isdir():
-        return None
-    if member.issym() or member.islnk():
-        kind = "a symbolic link" if member.issym() else "a hard link"
-        target = member.linkname
-        if target.startswith(("/", "\\")) or os.path.isabs(target):
-            return f"is {kind} to the absolute path {target!r}"
-        if ".." in re.split(r"[/\\]", target):
-            return f"is {kind} to {target!r}, out of its folder"
-        return None
-    if member.ischr() or member.isblk():
-        return "is a device file"
-    if member.isfifo():
-        return "is a named pipe"
-    return f"is not a file, folder or link (tar type {member.type!r})"
-
-
-def extract_archive(archive_file: str, directory: str, name: Optional[str] = None) -> None:
+def read_json_member(path: str, max_bytes: int = CONFIG_MAX_BYTES, strict: bool = True) -> Any:
     """
-    Extracts the model archive `archive_file` into `directory`, checking every member
-    (`member_problem`): an `UntrustedArchiveError` naming the archive (`name`, if given) and the
-    first refused member, with nothing extracted into `directory` (members go to a staging
-    folder inside it, and move into it once all have passed). A file that is not a readable tar
-    archive is a `ConfigurationError` naming it.
+    The JSON value in the archive's file `path`, read as data: at most `max_bytes` long and
+    `JSON_MAX_DEPTH` deep, UTF-8, and with `strict`, plain JSON (no NaN or Infinity, no key
+    twice in an object); an `UntrustedArchiveError` naming the archive and the member otherwise.
     """
-    name = name or archive_file
-    created = not os.path.isdir(directory)
-    os.makedirs(directory, exist_ok=True)
-    staging = tempfile.mkdtemp(prefix=".tft-extracting-", dir=directory)
-    try:
-        # One pass, member by member, into a staging folder: a gzip stream that is listed first
-        # and extracted after is decompressed twice (0.4 s of the 90 MB MiniLM archive).
-        with tarfile.open(archive_file, "r:*") as tar:
-            for member in tar:
-                problem = member_problem(member)
-                if problem is not None:
-                    raise UntrustedArchiveError(_refusal(name, member.name, problem))
-                try:
-                    tar.extract(member, staging, filter="data")
-                except tarfile.FilterError as error:  # what the checks above do not foresee
-                    member_name = error.tarinfo.name if error.tarinfo is not None else "?"
-                    raise UntrustedArchiveError(_refusal(name, member_name, str(error))) from None
-        for entry in os.listdir(staging):
-            os.replace(os.path.join(staging, entry), os.path.join(directory, entry))
-    except (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile) as error:
-        # tarfile's ReadError lists every compression it tried, one line each: say it in one.
-        what = "not a tar file" if isinstance(error, tarfile.ReadError) else str(error)
-        raise ConfigurationError(
-            f"{name}: not a readable model archive (a model.tar.gz, or a serialization "
-            f"directory): {what.splitlines()[0] if what else type(error).__name__}"
-        ) from None
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-        if created and not os.listdir(directory):
-            os.rmdir(directory)
-
-
-def _refusal(archive: str, member: str, problem: str) -> str:
-    return (
-        f"{archive}: refused: member {member!r} {problem}; a model archive may hold only files, "
-        "folders and links inside itself, so nothing was extracted (docs/security.md)"
-    )
-
-
-@contextlib.contextmanager
-def extracted_archive(resolved_archive_file: str, cleanup: bool = True) -> Iterator[str]:
-    """
-    AllenNLP's `archival.extracted_archive` (a temporary folder holding the archive), extracting
-    through `extract_archive`; with `cleanup=False` (as `load_archive` calls it) the caller
-    removes the folder.
-    """
-    for stale in [path for path in _EXTRACTED if not os.path.isdir(path)]:
-        del _EXTRACTED[stale]  # removed by `load_archive` (cleanup=False)
-    directory = tempfile.mkdtemp()
-    _EXTRACTED[directory] = str(resolved_archive_file)
-    try:
-        extract_archive(resolved_archive_file, directory)
-    except BaseException:
-        _forget(directory)
-        raise
-    try:
-        yield directory
-    finally:
-        if cleanup:
-            _forget(directory)
-
-
-def _forget(directory: str) -> None:
-    _EXTRACTED.pop(directory, None)
-    shutil.rmtree(directory, ignore_errors=True)
-
-
-def archive_name(path: str) -> str:
-    """`path`, or `ARCHIVE (member)` when `path` lies in an archive being loaded."""
-    absolute = os.path.abspath(path)
-    for directory, archive in _EXTRACTED.items():
-        if absolute.startswith(os.path.join(directory, "")):
-            return f"{archive} ({os.path.relpath(absolute, directory)})"
-    return str(path)
-
-
-def check_archive_config(serialization_dir: str) -> Dict[str, Any]:
-    """
-    The archive's `config.json`, read as plain JSON, once sure that building it runs nothing
-    but registered components and no model repository's code; an `UntrustedArchiveError`
-    naming the archive and the key otherwise.
-    """
-    path = os.path.join(serialization_dir, "config.json")
     where = archive_name(path)
     try:
-        with open(path, encoding="utf-8") as handle:
-            config = json.load(handle)
+        size = os.path.getsize(path)
     except FileNotFoundError:
         raise ConfigurationError(f"{where}: missing; not a model archive") from None
+    if size > max_bytes:
+        raise UntrustedArchiveError(
+            f"{where}: refused: {size} bytes, more than the {max_bytes} an archive's JSON file "
+            "may have"
+        )
+    with open(path, "rb") as handle:
+        data = handle.read(max_bytes + 1)
+    hooks: Dict[str, Any] = (
+        {"parse_constant": _no_constant, "object_pairs_hook": _unique_keys} if strict else {}
+    )
+    try:
+        value = json.loads(data.decode("utf-8"), **hooks)
+    except RecursionError:
+        value = _TOO_DEEP
     except (ValueError, UnicodeDecodeError) as error:
         raise UntrustedArchiveError(
-            f"{where}: refused: not plain JSON ({error}); an archive's config may not use "
-            "jsonnet, which could read other files and environment variables"
+            f"{where}: refused: not plain JSON ({str(error)[:160]}); an archive's files are read "
+            "as data, not as jsonnet, which could read other files and environment variables"
         ) from None
+    if value is _TOO_DEEP or _deeper_than(value, JSON_MAX_DEPTH):
+        raise UntrustedArchiveError(
+            f"{where}: refused: nested more than {JSON_MAX_DEPTH} deep, which no archive's JSON is"
+        )
+    return value
+
+
+_TOO_DEEP = object()
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def _unique_keys(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        seen: set = set()
+        repeated = next(key for key, _ in pairs if key in seen or seen.add(key))  # type: ignore
+        raise ValueError(f"the key {repeated!r} twice in one object")
+    return value
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether `value` nests lists and objects more than `limit` deep (without recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth > limit:
+                return True
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+def read_archive_config(path: str) -> Dict[str, Any]:
+    """
+    The archive's `config.json` at `path`, read as data (`read_json_member`), once sure that
+    building it runs nothing but registered components and no model repository's code; an
+    `UntrustedArchiveError` naming the archive and the key otherwise.
+    """
+    where = archive_name(path)
+    config = read_json_member(path)
+    if not isinstance(config, dict):
+        raise UntrustedArchiveError(
+            f"{where}: refused: a JSON {type(config).__name__}, not the object of a training config"
+        )
     registered = _registered_names()
     for key_path, key, value in _items(config):
         if key == "type" and isinstance(value, str) and not _registered(value, registered):
@@ -206,6 +160,48 @@ def check_archive_config(serialization_dir: str) -> Dict[str, Any]:
                 "run a model repository's own code"
             )
     return config
+
+
+def check_archive_config(serialization_dir: str) -> Dict[str, Any]:
+    """The config of the archive extracted to `serialization_dir` (`read_archive_config`)."""
+    return read_archive_config(os.path.join(serialization_dir, "config.json"))
+
+
+class ArchiveParams(Params):
+    """
+    AllenNLP's `Params` for `load_archive`: `from_file` reads the archive's config as data
+    (`read_archive_config`), never as a jsonnet program, then applies the caller's overrides
+    (the command line's `-o`, which the user wrote) as `Params.from_file` does.
+    """
+
+    @classmethod
+    def from_file(
+        cls,
+        params_file: Union[str, "os.PathLike[str]"],
+        params_overrides: Union[str, Dict[str, Any]] = "",
+        ext_vars: Optional[dict] = None,
+    ) -> "Params":
+        config = read_archive_config(os.fspath(params_file))
+        if isinstance(params_overrides, dict):
+            params_overrides = json.dumps(params_overrides)
+        overrides = parse_overrides(params_overrides, ext_vars=ext_vars)
+        return Params(with_overrides(config, overrides) if overrides else config)
+
+
+class ArchiveMeta(Meta):
+    """AllenNLP's `Meta` for `load_archive`: `meta.json` read as data, one string `version`."""
+
+    @classmethod
+    def from_path(cls, path: Union[str, "os.PathLike[str]"]) -> "Meta":
+        data = read_json_member(os.fspath(path), max_bytes=2**16)
+        if not (
+            isinstance(data, dict) and set(data) == {"version"} and isinstance(data["version"], str)
+        ):
+            raise UntrustedArchiveError(
+                f"{archive_name(os.fspath(path))}: refused: not AllenNLP's meta.json (an object "
+                'with one key, "version")'
+            )
+        return Meta(version=data["version"])
 
 
 def _registered_names() -> set:
@@ -237,15 +233,16 @@ def _items(value: Any, path: str = "") -> Iterator[tuple]:
 
 def load_weights(path: str, map_location: Any = "cpu") -> Dict[str, torch.Tensor]:
     """
-    `torch.load(path, weights_only=True)`: tensors and plain values only. A file that holds
-    other objects (a pickle that would run code when loaded) or is not a weights file at all is
-    an `UntrustedArchiveError` or a `ConfigurationError` naming it (and its archive).
+    `torch.load(path, weights_only=True)`, checked to be a mapping of names to tensors whose
+    floating values are all finite. A file that holds other objects (a pickle that would run
+    code when loaded), is not a weights file at all, or holds NaN or infinite values is an
+    `UntrustedArchiveError` or a `ConfigurationError` naming it (and its archive, and the tensor).
     """
     try:
         with warnings.catch_warnings():
             # torch's note on a pickle protocol other than its own: the refusal below says more.
             warnings.filterwarnings("ignore", message="Detected pickle protocol")
-            return torch.load(path, map_location=map_location, weights_only=True)
+            state = torch.load(path, map_location=map_location, weights_only=True)
     except pickle.UnpicklingError as error:
         found = re.search(r"GLOBAL (\S+)|whose module (\S+) is blocked", str(error))
         if found is not None:
@@ -260,6 +257,10 @@ def load_weights(path: str, map_location: Any = "cpu") -> Dict[str, torch.Tensor
             f"{archive_name(path)}: not a weights file torch can load with weights_only=True "
             f"({detail})"
         ) from None
+    except FileNotFoundError:
+        if archive_name(path) == str(path):
+            raise
+        raise ConfigurationError(f"{archive_name(path)}: missing; the archive holds no weights")
     except (OSError, MemoryError):
         raise
     except Exception as error:
@@ -269,6 +270,89 @@ def load_weights(path: str, map_location: Any = "cpu") -> Dict[str, torch.Tensor
         raise ConfigurationError(
             f"{archive_name(path)}: not a weights file torch can load ({reason})"
         ) from None
+    check_tensors(state, archive_name(path))
+    return state
+
+
+def check_tensors(state: Any, source: str) -> None:
+    """
+    An `UntrustedArchiveError` naming `source` (the file, or `ARCHIVE (member)`) unless `state`
+    maps names to tensors whose floating values are all finite.
+    """
+    if not isinstance(state, Mapping):
+        raise UntrustedArchiveError(
+            f"{source}: refused: holds a {type(state).__name__}, not a mapping of tensor names "
+            "to tensors"
+        )
+    for name, tensor in state.items():
+        if not isinstance(name, str) or not isinstance(tensor, torch.Tensor):
+            raise UntrustedArchiveError(
+                f"{source}: refused: entry {name!r} is a {type(tensor).__name__}, not a tensor"
+            )
+        if (tensor.is_floating_point() or tensor.is_complex()) and not bool(
+            torch.isfinite(tensor).all()
+        ):
+            raise UntrustedArchiveError(
+                f"{source}: refused: tensor {name!r} holds NaN or infinite values"
+            )
+
+
+def check_state(module: torch.nn.Module, state: Mapping[str, torch.Tensor], source: str) -> None:
+    """
+    An `UntrustedArchiveError` naming `source` and the tensor unless `state` fits `module`:
+    every tensor one of the module's, of its shape and kind of dtype (floating, complex,
+    integer or bool), and none of the module's missing but those its modules' class attribute
+    `authorized_missing_keys` (AllenNLP's) allows.
+    """
+    own = module.state_dict()
+    for name, tensor in state.items():
+        expected = own.get(name)
+        if expected is None:
+            extra = [key for key in state if key not in own]
+            more = f" (and {len(extra) - 1} more)" if len(extra) > 1 else ""
+            raise UntrustedArchiveError(
+                f"{source}: refused: tensor {name!r}{more} is none of the model's"
+            )
+        if tensor.shape != expected.shape:
+            raise UntrustedArchiveError(
+                f"{source}: refused: tensor {name!r} has shape {list(tensor.shape)}, the "
+                f"model's {list(expected.shape)}"
+            )
+        if _dtype_kind(tensor.dtype) != _dtype_kind(expected.dtype):
+            raise UntrustedArchiveError(
+                f"{source}: refused: tensor {name!r} is {tensor.dtype}, the model's "
+                f"{expected.dtype}; it would be cast"
+            )
+    missing = [key for key in own if key not in state and not _authorized_missing(module, key)]
+    if missing:
+        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+        raise UntrustedArchiveError(
+            f"{source}: refused: no tensor {missing[0]!r}{more}, which the model has"
+        )
+
+
+def _dtype_kind(dtype: torch.dtype) -> str:
+    if dtype.is_floating_point:
+        return "floating"
+    if dtype.is_complex:
+        return "complex"
+    return "bool" if dtype == torch.bool else "integer"
+
+
+def _authorized_missing(module: torch.nn.Module, key: str) -> bool:
+    """Whether a module on `key`'s path lets `key` be missing (`authorized_missing_keys`, as
+    AllenNLP's `Model._load` reads it: patterns relative to that module)."""
+    parts = key.split(".")
+    current: Optional[torch.nn.Module] = module
+    for depth in range(len(parts)):
+        if current is None:
+            return False
+        rest = ".".join(parts[depth:])
+        for pattern in getattr(type(current), "authorized_missing_keys", None) or []:
+            if re.search(pattern, rest) is not None:
+                return True
+        current = current._modules.get(parts[depth])
+    return False
 
 
 def read_state_dict(
@@ -311,24 +395,50 @@ def read_state_dict(
     return out
 
 
-def _checked_dataset_readers(load: Callable[..., Any]) -> Callable[..., Any]:
-    """AllenNLP's `archival._load_dataset_readers`, after `check_archive_config`."""
+# The archive (or file) whose weights are loading, while `archival._load_model` runs.
+_LOADING: List[str] = []
 
-    def _load_dataset_readers(config: Any, serialization_dir: str) -> Any:
-        check_archive_config(serialization_dir)
-        return load(config, serialization_dir)
 
-    return _load_dataset_readers
+def _checked_load_model(load: Callable[..., Any]) -> Callable[..., Any]:
+    """AllenNLP's `archival._load_model`, checking the weights against the model it builds."""
+
+    def _load_model(
+        config: Any, weights_path: str, serialization_dir: str, cuda_device: int
+    ) -> Any:
+        _LOADING.append(archive_name(weights_path))
+        try:
+            return load(config, weights_path, serialization_dir, cuda_device)
+        finally:
+            _LOADING.pop()
+
+    return _load_model
+
+
+def _checked_load_state_dict(load_state_dict: Callable[..., Any]) -> Callable[..., Any]:
+    """`Model.load_state_dict`, through `check_state` while an archive's model loads."""
+
+    def checked_load_state_dict(
+        self: torch.nn.Module, state_dict: Any, *args: Any, **kwargs: Any
+    ) -> Any:
+        if _LOADING:
+            check_state(self, state_dict, _LOADING[-1])
+        return load_state_dict(self, state_dict, *args, **kwargs)
+
+    return checked_load_state_dict
 
 
 def install() -> None:
-    """Puts the three guards into AllenNLP's archive loading (once)."""
+    """Puts the guards into AllenNLP's archive loading (once)."""
     from allennlp.models import archival
+    from allennlp.models.model import Model
     from allennlp.nn import util as nn_util
 
     if getattr(archival, "_tft_untrusted", False):
         return
     archival.extracted_archive = extracted_archive
-    archival._load_dataset_readers = _checked_dataset_readers(archival._load_dataset_readers)
+    archival.Params = ArchiveParams  # type: ignore[misc]
+    archival.Meta = ArchiveMeta  # type: ignore[misc]
+    archival._load_model = _checked_load_model(archival._load_model)
+    Model.load_state_dict = _checked_load_state_dict(Model.load_state_dict)  # type: ignore
     nn_util.read_state_dict = read_state_dict
     archival._tft_untrusted = True  # type: ignore[attr-defined]

@@ -8,8 +8,8 @@ from transformers.modeling_utils import no_init_weights
 
 from tft_allennlp.common.transformer_source import (
     archived_copy,
-    archived_pooler,
     keep_dropped_pooler,
+    load_archived_pooler,
     transformer_source,
 )
 from tft_allennlp.modules.adapters.transformer_adapters import TransformerAdapters
@@ -134,9 +134,7 @@ class TftPretrainedTransformerEmbedder(PretrainedTransformerEmbedder):
                 dropped = pooler
             else:
                 # An archive made before the pooler was kept has none: then it stays unknown.
-                state = archived_pooler(source)
-                if state is not None:
-                    pooler.load_state_dict(state)
+                if load_archived_pooler(source, pooler):
                     dropped = pooler
         # Outside the module tree: no parameter (DDP, the optimizer and checkpoints never see
         # it), only what `tft-export` writes back.
