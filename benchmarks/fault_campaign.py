@@ -21,6 +21,7 @@ HARNESS = [
     "tests/fault_cases.py",
     "tests/allennlp_cli.py",
     "tests/training/file_events.py",
+    "tests/common/tar_members.py",
 ]
 CATEGORIES = ["clear error", "correct", "traceback", "silent"]
 

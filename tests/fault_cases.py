@@ -82,6 +82,8 @@ class Run:
     before: Optional[Callable[[], None]] = None  # e.g. another command first
     # Whether the command left what it must not touch as it was (checked after any outcome).
     harmless: Optional[Callable[[], bool]] = None
+    # A text that the command must not print (a file's or a variable's content it must not read).
+    secret: Optional[str] = None
 
 
 @dataclasses.dataclass
@@ -152,6 +154,8 @@ def classify(case: Case, run: Run, outcome: Outcome, directory: pathlib.Path) ->
         return "silent"  # a hang
     if run.harmless is not None and not run.harmless():
         return "silent"  # harm done, whatever the command printed
+    if run.secret is not None and run.secret in outcome.stdout + outcome.stderr:
+        return "silent"  # it read and showed what it must not read
     names = [name.format(dir=directory) for name in case.names]
     if case.expect == "correct":
         if outcome.returncode == 0:
@@ -1603,6 +1607,318 @@ EXPERIMENT_SPEC_62 = [
 ]
 
 
+# Hostile archives, part two (issue 74): configs that were read before they were checked, bombs,
+# weights that do not fit, model cards, and values of the environment.
+
+SECRET = "s3cret-7f3a"  # in a file and a variable that an archive's config tries to read
+
+
+def _rewritten(
+    archive: str,
+    directory: pathlib.Path,
+    replaced: Optional[Dict[str, bytes]] = None,
+    added: Sequence[Tuple[str, bytes]] = (),
+    left_out: Sequence[str] = (),
+) -> str:
+    """`archive` with members replaced (name -> bytes), added and left out: DIR/model.tar.gz."""
+    replaced = replaced or {}
+    path = directory / "model.tar.gz"
+    with tarfile.open(archive) as source, tarfile.open(path, "w:gz") as target:
+        for member in source.getmembers():
+            if member.name in left_out:
+                continue
+            data = source.extractfile(member).read() if member.isfile() else None
+            for name, new in replaced.items():
+                if member.name == name or (name.startswith("*") and member.name.endswith(name[1:])):
+                    data = new
+                    member.size = len(data)
+            target.addfile(member, io.BytesIO(data) if data is not None else None)
+        for name, data in added:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            target.addfile(info, io.BytesIO(data))
+    return str(path)
+
+
+def _member_text(archive: str, name: str) -> str:
+    with tarfile.open(archive) as tar:
+        return tar.extractfile(name).read().decode()
+
+
+def _archive_command(command: str, archive: str, d: pathlib.Path) -> List[str]:
+    if command == "predict":
+        (d / "in.jsonl").write_text(json.dumps({"sentence1": "A man.", "sentence2": "A dog."}))
+        return ["predict", archive, str(d / "in.jsonl"), "--output-file", str(d / "o.jsonl")]
+    if command == "evaluate":
+        return ["evaluate", archive, str(FIXTURES_ROOT / "glue/MRPC/dev.tsv")]
+    return ["tft-export", archive, str(d / "export")]
+
+
+def _hostile_config(kind: str, config: str, d: pathlib.Path) -> Dict[str, bytes]:
+    """The members that `kind` of hostile config replaces."""
+    if kind == "jsonnet doing exponential work":
+        program = "local f(n) = if n == 0 then 1 else f(n - 1) + f(n - 1);\n" + config.replace(
+            '"model": {', '"model": {"work": f(60), ', 1
+        )
+        return {"config.json": program.encode()}
+    if kind == "jsonnet reading a file and a variable":
+        (d / "secret.txt").write_text(SECRET)
+        leak = f'"model": {{"a": importstr "{d / "secret.txt"}", "b": std.extVar("TFT_SECRET"), '
+        return {"config.json": config.replace('"model": {', leak, 1).encode()}
+    if kind == "config nested 200,000 deep":
+        return {"config.json": ("[" * 200_000 + "]" * 200_000).encode()}
+    if kind == "truncated config.json":
+        return {"config.json": config[:100].encode()}
+    if kind == "meta.json that is not JSON":
+        return {"meta.json": b'{"version": '}
+    raise ValueError(kind)
+
+
+HOSTILE_CONFIG_KINDS = [
+    "jsonnet doing exponential work",
+    "jsonnet reading a file and a variable",
+    "config nested 200,000 deep",
+    "truncated config.json",
+    "meta.json that is not JSON",
+]
+
+
+def hostile_config(command: str, kind: str):
+    def setup(d, a):
+        source = os.path.join(a.glue_run, "model.tar.gz")
+        replaced = _hostile_config(kind, _member_text(source, "config.json"), d)
+        archive = _rewritten(source, d, replaced)
+        environment = {**_glue_environment(a), "TFT_SECRET": SECRET}
+        return Run(_archive_command(command, archive, d), environment=environment, secret=SECRET)
+
+    return setup
+
+
+HOSTILE_CONFIGS = [
+    Case(
+        "hostile configs",
+        f"{command}: {kind}",
+        hostile_config(command, kind),
+        "error",
+        ["model.tar.gz", "meta.json" if "meta" in kind else "config.json"],
+    )
+    for command in ("predict", "tft-export")
+    for kind in HOSTILE_CONFIG_KINDS
+]
+
+
+def bomb(command: str):
+    """The archive with its weights.th 8 GiB of zeros (8 MB compressed): TMPDIR must stay empty."""
+
+    def setup(d, a):
+        from tests.common.tar_members import write_bomb
+
+        source = os.path.join(a.glue_run, "model.tar.gz")
+        with tarfile.open(source) as tar:
+            before = [
+                (member, tar.extractfile(member).read() if member.isfile() else None)
+                for member in tar.getmembers()
+                if member.name != "weights.th"
+            ]
+        archive = write_bomb(d / "model.tar.gz", "weights.th", 8 * 2**30, before)
+        (d / "tmp").mkdir()
+        environment = {**_glue_environment(a), "TMPDIR": str(d / "tmp")}
+        return Run(
+            _archive_command(command, archive, d),
+            environment=environment,
+            harmless=lambda: _files(d / "tmp") == [],
+        )
+
+    return setup
+
+
+BOMBS = [
+    Case("bombs", f"{command}: 8 GiB of zeros in 8 MB", bomb(command), "error", ["model.tar.gz"])
+    for command in ("predict", "tft-export")
+]
+
+
+def _weights_bytes(state) -> bytes:
+    import torch
+
+    buffer = io.BytesIO()
+    torch.save(state, buffer)
+    return buffer.getvalue()
+
+
+def _bad_weights(kind: str, archive: str) -> Tuple[Dict[str, bytes], List[str]]:
+    """The members `kind` replaces, and those it leaves out."""
+    import torch
+
+    with tarfile.open(archive) as tar:
+        state = torch.load(io.BytesIO(tar.extractfile("weights.th").read()), weights_only=True)
+    floating = [name for name, tensor in state.items() if tensor.is_floating_point()]
+    if kind == "NaN weights":
+        state[floating[0]] = torch.full_like(state[floating[0]], float("nan"))
+    elif kind == "int8 weights":
+        state[floating[0]] = state[floating[0]].to(torch.int8)
+    elif kind == "a list as weights":
+        state = [1, 2]
+    elif kind == "a tensor of another shape":
+        state[floating[0]] = state[floating[0]][:-1]
+    elif kind == "a tensor missing":
+        del state[floating[-1]]
+    elif kind == "a tensor the model lacks":
+        state["extra.weight"] = torch.ones(2)
+    elif kind == "a pooler with a lying safetensors header":
+        header = json.dumps(
+            {"dense.weight": {"dtype": "F32", "shape": [1000, 1000], "data_offsets": [0, 4000000]}}
+        ).encode()
+        lying = len(header).to_bytes(8, "little") + header + bytes(16)
+        return {"*/dropped_pooler.safetensors": lying}, []
+    elif kind == "no weights.th":
+        return {}, ["weights.th"]
+    elif kind == "a vocabulary file without the unknown word":
+        return {}, []  # added by `bad_weights`
+    else:
+        raise ValueError(kind)
+    return {"weights.th": _weights_bytes(state)}, []
+
+
+WEIGHT_KINDS = {
+    "NaN weights": "weights.th",
+    "int8 weights": "weights.th",
+    "a list as weights": "weights.th",
+    "a tensor of another shape": "weights.th",
+    "a tensor missing": "weights.th",
+    "a tensor the model lacks": "weights.th",
+    "a pooler with a lying safetensors header": "dropped_pooler.safetensors",
+    "no weights.th": "weights",
+    "a vocabulary file without the unknown word": "vocabulary/ .txt",
+}
+
+
+def bad_weights(command: str, kind: str):
+    def setup(d, a):
+        source = os.path.join(a.glue_run, "model.tar.gz")
+        replaced, left_out = _bad_weights(kind, source)
+        added = [("vocabulary/ .txt", b"a\nb\n")] if "vocabulary" in kind else []
+        archive = _rewritten(source, d, replaced, added, left_out)
+        return Run(_archive_command(command, archive, d), environment=_glue_environment(a))
+
+    return setup
+
+
+WEIGHTS = [
+    Case(
+        "weights",
+        f"{command}: {kind}",
+        bad_weights(command, kind),
+        "error",
+        ["model.tar.gz", WEIGHT_KINDS[kind]],
+    )
+    for command, kinds in (
+        ("predict", list(WEIGHT_KINDS)),
+        ("evaluate", ["a tensor of another shape"]),
+        ("tft-export", ["NaN weights", "int8 weights", "a pooler with a lying safetensors header"]),
+    )
+    for kind in kinds
+]
+
+HOSTILE_VALUES = {
+    "lr": "<script>alert(1)</script>",
+    "validation_metric": "+<img src=x onerror=alert(1)>",
+    "num_epochs": "[x](javascript:alert(1))\n---\nlicense: evil\n",
+}
+
+
+def _card_is_safe(card: pathlib.Path) -> bool:
+    import yaml
+    from markdown_it import MarkdownIt
+
+    text = card.read_text()
+    _, header, body = text.split("---\n", 2)
+    html = MarkdownIt("commonmark", {"html": True}).render(body)
+    return (
+        isinstance(yaml.safe_load(header), dict)
+        and "license" not in yaml.safe_load(header)
+        and not any(tag in html for tag in ("<script", "<img", 'href="javascript:'))
+        and "2718" not in text  # the outside file's line count
+        and SECRET not in text
+    )
+
+
+def card_of_hostile_values(d, a):
+    source = os.path.join(a.glue_run, "model.tar.gz")
+    config = json.loads(_member_text(source, "config.json"))
+    config["trainer"]["optimizer"]["lr"] = HOSTILE_VALUES["lr"]
+    config["trainer"]["validation_metric"] = HOSTILE_VALUES["validation_metric"]
+    config["trainer"]["num_epochs"] = HOSTILE_VALUES["num_epochs"]
+    outside = d / "outside.tsv"  # what the card must not open: 2,718 lines
+    outside.write_text(f"{SECRET}\n" * 2718)
+    config["train_data_path"] = str(outside)
+    archive = _rewritten(source, d, {"config.json": json.dumps(config).encode()})
+    return Run(
+        ["tft-export", archive, str(d / "export")],
+        environment=_glue_environment(a),
+        check=lambda o: _card_is_safe(d / "export" / "README.md"),
+    )
+
+
+CARDS = [
+    Case("cards", "tft-export: hostile values in the config", card_of_hostile_values, "correct")
+]
+
+
+def _loop(d: pathlib.Path) -> str:
+    os.symlink(d / "loop", d / "loop")
+    return str(d / "loop")
+
+
+def train_with(variable: str, value: Callable[[pathlib.Path], str]):
+    def setup(d, a):
+        environment = {**_glue_environment(a), variable: value(d)}
+        return Run(_train("glue/mrpc.jsonnet", d, a), environment=environment)
+
+    return setup
+
+
+def predict_to(path: str):
+    def setup(d, a):
+        archive = os.path.join(a.glue_run, "model.tar.gz")
+        (d / "in.jsonl").write_text(json.dumps({"sentence1": "A man.", "sentence2": "A dog."}))
+        return Run(["predict", archive, str(d / "in.jsonl"), "--output-file", path])
+
+    return setup
+
+
+ENVIRONMENT_VALUES = [
+    Case(
+        "environment values",
+        "TFT_MODEL empty",
+        train_with("TFT_MODEL", lambda d: ""),
+        "error",
+        ["TFT_MODEL", "empty"],
+    ),
+    Case(
+        "environment values",
+        "TFT_MODEL a symbolic link loop",
+        train_with("TFT_MODEL", _loop),
+        "error",
+        ["{dir}/loop", "TFT_MODEL"],
+    ),
+    Case(
+        "environment values",
+        "GLUE_DIR empty",
+        train_with("GLUE_DIR", lambda d: ""),
+        "error",
+        ["GLUE_DIR", "empty"],
+    ),
+    Case(
+        "environment values",
+        "predict --output-file /dev/full",
+        predict_to("/dev/full"),
+        "error",
+        ["/dev/full"],
+    ),
+]
+
+
 CASES: List[Case] = (
     ALIGN
     + EXPORT
@@ -1615,6 +1931,11 @@ CASES: List[Case] = (
     + CACHE_62
     + EXPERIMENT_SPEC_62
     + INPUTS_62
+    + HOSTILE_CONFIGS
+    + BOMBS
+    + WEIGHTS
+    + CARDS
+    + ENVIRONMENT_VALUES
 )
 FAMILIES = list(dict.fromkeys(case.family for case in CASES))
 

@@ -227,6 +227,10 @@ def with_variables(message: str) -> str:
             continue
         source = f"from {name}={value}" if name in os.environ else f"{name} is not set: {value!r}"
         return f"{message} ({source}; {fix})"
+    # A variable set but empty turns `$GLUE_DIR/MRPC/train.tsv` into `/MRPC/train.tsv`.
+    for name, fix in PATH_VARIABLES.items():
+        if message.startswith("/") and name in os.environ and not os.environ[name].strip():
+            return f"{message} ({name} is set, and empty; {fix})"
     return message
 
 

@@ -71,6 +71,7 @@ def transformer_source(model_name: str, serialization_dir: Optional[str] = None)
     when `model_name` is a model archive, else `model_name`. During training (a serialization
     directory that is not an extracted archive) it also copies the files for the archive.
     """
+    check_model_name(model_name)
     archived = archived_copy(model_name, serialization_dir)
     if archived is not None:
         return archived
@@ -78,6 +79,30 @@ def transformer_source(model_name: str, serialization_dir: Optional[str] = None)
     if serialization_dir is not None and not is_extracted_archive(serialization_dir):
         _copy_for_archive(source, copy_directory(model_name, serialization_dir))
     return source
+
+
+def check_model_name(model_name: str) -> None:
+    """
+    A `ConfigurationError` for a `model_name` that names nothing transformers could load: an
+    empty one (`TFT_MODEL=`), or a symbolic link that leads nowhere (a loop, a missing target),
+    which transformers would take for a hub name and refuse in a traceback.
+    """
+    if not model_name.strip():
+        variable = os.environ.get("TFT_MODEL")
+        cause = (
+            " (TFT_MODEL is set, and empty)"
+            if variable is not None and not variable.strip()
+            else ""
+        )
+        raise ConfigurationError(
+            f"the model name is empty{cause}: give a Hugging Face checkpoint (a local folder or a "
+            "hub name) or a model archive"
+        )
+    if os.path.islink(model_name) and not os.path.exists(model_name):
+        raise ConfigurationError(
+            f"{model_name}: a symbolic link that leads to no file or folder (a loop, or a missing "
+            "target)"
+        )
 
 
 def is_extracted_archive(serialization_dir: str) -> bool:

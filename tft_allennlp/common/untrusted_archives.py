@@ -395,16 +395,60 @@ def read_state_dict(
     return out
 
 
+def check_vocabulary(directory: str, oov_token: Optional[str] = None) -> None:
+    """
+    An `UntrustedArchiveError` naming the archive and the file unless AllenNLP's
+    `Vocabulary.from_files` can read `directory` (which fails with a bare `AssertionError` or
+    `UnicodeDecodeError`): every namespace file a regular UTF-8 file, and those of padded
+    namespaces holding the OOV token (`oov_token`, default AllenNLP's `@@UNKNOWN@@`).
+    """
+    from allennlp.common.util import namespace_match
+    from allennlp.data.vocabulary import DEFAULT_OOV_TOKEN, NAMESPACE_PADDING_FILE
+
+    if not os.path.isdir(directory):
+        return  # AllenNLP's own error names the folder
+    texts: Dict[str, str] = {}
+    for name in sorted(os.listdir(directory)):
+        path = os.path.join(directory, name)
+        if name.startswith("."):
+            continue  # AllenNLP reads no hidden file
+        if not os.path.isfile(path):
+            raise UntrustedArchiveError(f"{archive_name(path)}: refused: not a vocabulary file")
+        try:
+            with open(path, "rb") as handle:
+                texts[name] = handle.read().decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise UntrustedArchiveError(
+                f"{archive_name(path)}: refused: not UTF-8 text ({error.reason} at byte "
+                f"{error.start})"
+            ) from None
+    non_padded = re.split(r"\r?\n", texts.pop(NAMESPACE_PADDING_FILE, ""))
+    oov_token = oov_token or DEFAULT_OOV_TOKEN
+    for name, text in texts.items():
+        namespace = name.replace(".txt", "")
+        if any(namespace_match(pattern, namespace) for pattern in non_padded if pattern):
+            continue
+        if oov_token not in re.split(r"\r?\n", text):
+            raise UntrustedArchiveError(
+                f"{archive_name(os.path.join(directory, name))}: refused: the words of the padded "
+                f"namespace {namespace!r} lack the unknown word {oov_token!r}, which AllenNLP needs"
+            )
+
+
 # The archive (or file) whose weights are loading, while `archival._load_model` runs.
 _LOADING: List[str] = []
 
 
 def _checked_load_model(load: Callable[..., Any]) -> Callable[..., Any]:
-    """AllenNLP's `archival._load_model`, checking the weights against the model it builds."""
+    """AllenNLP's `archival._load_model`, checking the vocabulary first, and the weights against
+    the model it builds."""
 
     def _load_model(
         config: Any, weights_path: str, serialization_dir: str, cuda_device: int
     ) -> Any:
+        vocabulary = config.as_dict(quiet=True).get("vocabulary")
+        oov_token = vocabulary.get("oov_token") if isinstance(vocabulary, dict) else None
+        check_vocabulary(os.path.join(serialization_dir, "vocabulary"), oov_token)
         _LOADING.append(archive_name(weights_path))
         try:
             return load(config, weights_path, serialization_dir, cuda_device)
