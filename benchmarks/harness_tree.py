@@ -22,4 +22,7 @@ def enter_tree(tree: str, harness: Sequence[str]) -> None:
             shutil.copy(os.path.join(ROOT, path), os.path.join(tree, path))
     os.chdir(tree)
     sys.path.insert(0, tree)
+    # The tree's own experiment harness too, over the one installed from this checkout.
+    if os.path.isdir(os.path.join(tree, "harness")):
+        sys.path.insert(0, os.path.join(tree, "harness"))
     os.environ.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")

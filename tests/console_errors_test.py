@@ -183,6 +183,28 @@ def test_a_bug_keeps_its_traceback_and_paths_name_their_variable(monkeypatch, tm
     assert console.with_variables("/elsewhere/dev.tsv: bad") == "/elsewhere/dev.tsv: bad"
 
 
+def test_an_empty_variable_is_named_where_a_path_lost_its_folder(monkeypatch):
+    monkeypatch.setenv("GLUE_DIR", "")
+    line = console.user_error(FileNotFoundError(2, "No such file", "/MRPC/train.tsv"))
+    assert line == (
+        "/MRPC/train.tsv: No such file (GLUE_DIR is set, and empty; "
+        f"{console.PATH_VARIABLES['GLUE_DIR']})"
+    )
+    # A relative path, or one with its folder, did not come from the empty variable.
+    assert console.with_variables("data/dev.tsv: bad") == "data/dev.tsv: bad"
+
+
+def test_a_command_stopped_by_a_signal_says_so_in_one_line():
+    from allennlp.common.util import SigTermReceived
+
+    assert console.user_error(KeyboardInterrupt()) == "stopped by Ctrl-C (SIGINT)"
+    stopped = SigTermReceived()
+    stopped.add_note("m.tar.gz: stopped while extracting it; nothing of it was kept")
+    assert console.user_error(stopped) == (
+        "stopped by SIGTERM: m.tar.gz: stopped while extracting it; nothing of it was kept"
+    )
+
+
 # Results on the screen
 
 

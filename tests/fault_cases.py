@@ -1788,7 +1788,7 @@ WEIGHT_KINDS = {
     "a tensor missing": "weights.th",
     "a tensor the model lacks": "weights.th",
     "a pooler with a lying safetensors header": "dropped_pooler.safetensors",
-    "no weights.th": "weights",
+    "no weights.th": "holds no weights.th",
     "a vocabulary file without the unknown word": "vocabulary/ .txt",
 }
 

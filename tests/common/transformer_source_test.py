@@ -27,3 +27,15 @@ def test_without_a_reader_a_model_archive_is_named(tmp_path, monkeypatch):
     monkeypatch.setattr(transformer_source, "_model_archive_reader", None)
     with pytest.raises(ConfigurationError, match="model.tar.gz: a model archive as model_name"):
         transformer_source.transformer_source(str(archive))
+
+
+def test_a_model_name_that_names_nothing_is_refused_before_transformers(tmp_path, monkeypatch):
+    monkeypatch.setenv("TFT_MODEL", " ")
+    with pytest.raises(ConfigurationError) as error:
+        transformer_source.transformer_source(" ")
+    assert str(error.value).startswith("the model name is empty (TFT_MODEL is set, and empty)")
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    with pytest.raises(ConfigurationError) as error:
+        transformer_source.transformer_source(str(loop))
+    assert str(error.value).startswith(f"{loop}: a symbolic link that leads to no file or folder")

@@ -31,7 +31,7 @@ import shutil
 import tarfile
 import tempfile
 import zlib
-from typing import Dict, Iterator, List, NamedTuple, Optional
+from typing import Dict, Iterator, List, NamedTuple, Optional, Tuple
 
 from allennlp.common.checks import ConfigurationError
 
@@ -283,8 +283,14 @@ def _forget(directory: str) -> None:
 
 def archive_name(path: str) -> str:
     """`path`, or `ARCHIVE (member)` when `path` lies in an archive being loaded."""
+    found = archive_of(path)
+    return str(path) if found is None else f"{found[0]} ({found[1]})"
+
+
+def archive_of(path: str) -> Optional[Tuple[str, str]]:
+    """The archive being loaded that `path` lies in, and the member it is; None if none."""
     absolute = os.path.abspath(path)
     for directory, archive in _EXTRACTED.items():
         if absolute.startswith(os.path.join(directory, "")):
-            return f"{archive} ({os.path.relpath(absolute, directory)})"
-    return str(path)
+            return archive, os.path.relpath(absolute, directory)
+    return None

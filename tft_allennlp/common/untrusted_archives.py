@@ -57,6 +57,7 @@ import tft_allennlp_lazy
 from tft_allennlp.common.archive_extraction import (
     UntrustedArchiveError,
     archive_name,
+    archive_of,
     extracted_archive,
 )
 
@@ -258,9 +259,11 @@ def load_weights(path: str, map_location: Any = "cpu") -> Dict[str, torch.Tensor
             f"({detail})"
         ) from None
     except FileNotFoundError:
-        if archive_name(path) == str(path):
+        found = archive_of(path)
+        if found is None:
             raise
-        raise ConfigurationError(f"{archive_name(path)}: missing; the archive holds no weights")
+        # AllenNLP looks for `best.th` when an archive has no `weights.th`.
+        raise ConfigurationError(f"{found[0]}: holds no weights.th; not a model archive") from None
     except (OSError, MemoryError):
         raise
     except Exception as error:
