@@ -1663,7 +1663,8 @@ def _hostile_config(kind: str, config: str, d: pathlib.Path) -> Dict[str, bytes]
         return {"config.json": program.encode()}
     if kind == "jsonnet reading a file and a variable":
         (d / "secret.txt").write_text(SECRET)
-        leak = f'"model": {{"a": importstr "{d / "secret.txt"}", "b": std.extVar("TFT_SECRET"), '
+        # jsonnet's `error` puts what it read into the message that the command prints.
+        leak = f'"model": error importstr "{d / "secret.txt"}" + std.extVar("TFT_SECRET"), "x": {{'
         return {"config.json": config.replace('"model": {', leak, 1).encode()}
     if kind == "config nested 200,000 deep":
         return {"config.json": ("[" * 200_000 + "]" * 200_000).encode()}
