@@ -206,8 +206,6 @@ def test_json_at_the_bounds_is_read(tmp_path):
     path = tmp_path / "config.json"
     path.write_text("[" * 64 + "]" * 64)
     assert read_json_member(str(path)) is not None
-    path.write_text('{"a": NaN}')  # tokenizer files, which transformers may write with NaN
-    assert str(read_json_member(str(path), strict=False)) == "{'a': nan}"
     path.write_text(json.dumps({"a": "x" * 100}))
     with pytest.raises(UntrustedArchiveError, match="refused: 109 bytes, more than the 100 an"):
         read_json_member(str(path), max_bytes=100)

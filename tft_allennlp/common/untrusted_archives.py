@@ -38,6 +38,7 @@ model loads; written for AllenNLP 2.10.1, its last release). What the plugin tru
 does not is in docs/security.md.
 """
 
+import collections
 import json
 import logging
 import os
@@ -69,11 +70,11 @@ JSON_MAX_DEPTH = 64
 """The deepest nesting of an archive's JSON (a training config nests about 10 deep)."""
 
 
-def read_json_member(path: str, max_bytes: int = CONFIG_MAX_BYTES, strict: bool = True) -> Any:
+def read_json_member(path: str, max_bytes: int = CONFIG_MAX_BYTES) -> Any:
     """
-    The JSON value in the archive's file `path`, read as data: at most `max_bytes` long and
-    `JSON_MAX_DEPTH` deep, UTF-8, and with `strict`, plain JSON (no NaN or Infinity, no key
-    twice in an object); an `UntrustedArchiveError` naming the archive and the member otherwise.
+    The JSON value in the archive's file `path`, read as data: plain JSON (no NaN or Infinity,
+    no key twice in an object) in UTF-8, at most `max_bytes` long and `JSON_MAX_DEPTH` deep; an
+    `UntrustedArchiveError` naming the archive and the member otherwise.
     """
     where = archive_name(path)
     try:
@@ -87,11 +88,10 @@ def read_json_member(path: str, max_bytes: int = CONFIG_MAX_BYTES, strict: bool 
         )
     with open(path, "rb") as handle:
         data = handle.read(max_bytes + 1)
-    hooks: Dict[str, Any] = (
-        {"parse_constant": _no_constant, "object_pairs_hook": _unique_keys} if strict else {}
-    )
     try:
-        value = json.loads(data.decode("utf-8"), **hooks)
+        value = json.loads(
+            data.decode("utf-8"), parse_constant=_no_constant, object_pairs_hook=_unique_keys
+        )
     except RecursionError:
         value = _TOO_DEEP
     except (ValueError, UnicodeDecodeError) as error:
@@ -116,8 +116,8 @@ def _no_constant(name: str) -> Any:
 def _unique_keys(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
     value = dict(pairs)
     if len(value) != len(pairs):
-        seen: set = set()
-        repeated = next(key for key, _ in pairs if key in seen or seen.add(key))  # type: ignore
+        counts = collections.Counter(key for key, _ in pairs)
+        repeated = next(key for key, count in counts.items() if count > 1)
         raise ValueError(f"the key {repeated!r} twice in one object")
     return value
 
@@ -259,11 +259,13 @@ def load_weights(path: str, map_location: Any = "cpu") -> Dict[str, torch.Tensor
             f"({detail})"
         ) from None
     except FileNotFoundError:
-        found = archive_of(path)
-        if found is None:
+        archive = archive_of(path)
+        if archive is None:
             raise
         # AllenNLP looks for `best.th` when an archive has no `weights.th`.
-        raise ConfigurationError(f"{found[0]}: holds no weights.th; not a model archive") from None
+        raise ConfigurationError(
+            f"{archive[0]}: holds no weights.th; not a model archive"
+        ) from None
     except (OSError, MemoryError):
         raise
     except Exception as error:
