@@ -1664,7 +1664,8 @@ def _hostile_config(kind: str, config: str, d: pathlib.Path) -> Dict[str, bytes]
     if kind == "jsonnet reading a file and a variable":
         (d / "secret.txt").write_text(SECRET)
         # jsonnet's `error` puts what it read into the message that the command prints.
-        leak = f'"model": error importstr "{d / "secret.txt"}" + std.extVar("TFT_SECRET"), "x": {{'
+        read = f'(importstr "{d / "secret.txt"}") + std.extVar("TFT_SECRET")'
+        leak = f'"model": error {read}, "x": {{'
         return {"config.json": config.replace('"model": {', leak, 1).encode()}
     if kind == "config nested 200,000 deep":
         return {"config.json": ("[" * 200_000 + "]" * 200_000).encode()}
@@ -1709,7 +1710,10 @@ HOSTILE_CONFIGS = [
 
 
 def bomb(command: str):
-    """The archive with its weights.th 8 GiB of zeros (8 MB compressed): TMPDIR must stay empty."""
+    """
+    The archive with its weights.th 8 GiB of zeros (8 MB compressed): TMPDIR must stay empty, and
+    a disk with 1 GiB to spare (a file size limit) must not fill.
+    """
 
     def setup(d, a):
         from tests.common.tar_members import write_bomb
@@ -1728,6 +1732,7 @@ def bomb(command: str):
             _archive_command(command, archive, d),
             environment=environment,
             harmless=lambda: _files(d / "tmp") == [],
+            file_size_limit=2**30,
         )
 
     return setup
