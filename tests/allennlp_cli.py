@@ -66,24 +66,34 @@ def allennlp_train(config: pathlib.Path, serialization_dir: pathlib.Path, *flags
 
 
 def forked_allennlp(
-    *commands: List[str], environments: Optional[List[Dict[str, str]]] = None
+    *commands: List[str],
+    environments: Optional[List[Dict[str, str]]] = None,
+    together: bool = False,
+    as_program: bool = False,
 ) -> List[subprocess.CompletedProcess]:
     """
     `allennlp ARGUMENTS` for each of `commands`, all at once, each in a forked child (with the
     variables of the matching `environments`, if given); for each, its exit code (negative:
     killed by that signal), standard output and standard error, as
-    `subprocess.run(..., capture_output=True, text=True)` gives them.
+    `subprocess.run(..., capture_output=True, text=True)` gives them. With `together`, the
+    children wait until all are forked, then start at the same instant (races); with
+    `as_program`, each is the `allennlp` program as a user runs it (`_run_allennlp`).
     """
     environments = environments or [{} for _ in commands]
+    gate, opening = os.pipe() if together else (None, None)
     with tempfile.TemporaryDirectory() as directory:
         children = []
         for index, (arguments, environment) in enumerate(zip(commands, environments)):
             paths = [os.path.join(directory, f"{index}.{name}") for name in ("stdout", "stderr")]
             files = [open(path, "w") for path in paths]
-            child = fork_allennlp(arguments, *files, environment)
+            child = fork_allennlp(arguments, *files, environment, gate, as_program)
             children.append((arguments, paths, child))
             for file in files:
                 file.close()
+        if gate is not None and opening is not None:
+            os.close(gate)
+            os.write(opening, b"x" * len(commands))
+            os.close(opening)
         results = []
         for arguments, paths, wait in children:
             returncode = wait()
@@ -112,12 +122,15 @@ def fork_allennlp(
     stdout: IO[str],
     stderr: IO[str],
     environment: Optional[Dict[str, str]] = None,
+    gate: Optional[int] = None,
+    as_program: bool = False,
 ) -> Callable[[], int]:
     """
     Starts `allennlp ARGUMENTS` in a forked child writing to `stdout` and `stderr`; a function
-    that waits for it and returns its exit code (negative: killed by that signal). Once this
-    process has initialised CUDA a forked child could not use it, so then the child is a new
-    interpreter, as the harness starts it.
+    that waits for it and returns its exit code (negative: killed by that signal). With `gate`
+    (the reading end of a pipe), the child first waits for a byte from it; `as_program` is
+    `_run_allennlp`'s. Once this process has initialised CUDA a forked child could not use it,
+    so then the child is a new interpreter, as the harness starts it (at once).
     """
     for stream in (sys.stdout, sys.stderr, stdout, stderr):
         stream.flush()
@@ -137,7 +150,10 @@ def fork_allennlp(
         return process.wait
     pid = os.fork()
     if pid == 0:  # the child never returns into the test
-        os._exit(_run_allennlp(arguments, stdout.fileno(), stderr.fileno(), environment))
+        if gate is not None:
+            os.read(gate, 1)
+        code = _run_allennlp(arguments, stdout.fileno(), stderr.fileno(), environment, as_program)
+        os._exit(code)
 
     def wait() -> int:
         _, status = os.waitpid(pid, 0)

@@ -27,8 +27,9 @@ by deleting that wrapping from `config_defaults.install`, then `shipped_config`
 **A serialization directory a failed start left** (`training/serialization_dir.py`): AllenNLP's
 `allennlp.training.util.create_serialization_dir` refuses any non-empty directory without
 `--recover` or `--force`, so a run that failed before training blocked its own rerun, and its
-`--force` deletes a directory that holds the config's data. Remove when AllenNLP reuses such a
-directory and checks what `--force` deletes (`tests/training/serialization_dir_test.py`).
+`--force` deletes a directory that holds the config's data. The wrapper leaves the run's lock
+(below) out of what it reuses, clears or deletes. Remove when AllenNLP reuses such a directory
+and checks what `--force` deletes (`tests/training/serialization_dir_test.py`).
 
 **Run files written atomically** (`training/run_files.py`): AllenNLP writes `config.json`,
 `meta.json`, the vocabulary, the metrics files and `model.tar.gz` in place, so a killed run
@@ -44,6 +45,16 @@ epoch as if the run had ended. Wraps `GradientDescentTrainer.train` and `train_m
 `_train_worker` of `allennlp.commands.train`; installed after the run files, so that its
 `train_model` wraps theirs. Remove when AllenNLP's trainer checkpoints on a signal
 (`tests/training/stop_signals_test.py`, `tests/training/recovery_test.py`).
+
+**One run per serialization directory** (`training/serialization_dir.py`, `install_lock`; the
+lock in `common/folder_lock.py`): AllenNLP takes no lock, so two `allennlp train` started together
+on one directory both exited 0, one having cleared the other's first files as a failed start's,
+with one run's `config.json` and the other's `metrics.json` left. Wraps `train_model` of
+`allennlp.commands.train` in the directory's lock (`.tft-lock`), installed after the signals'
+wrapper, so that it is taken before any other wrapper or AllenNLP looks at the directory; a
+second run there is refused in one line naming the live one. Remove when AllenNLP locks it
+(`tests/training/serialization_dir_test.py`, `tests/common/folder_lock_test.py`,
+`benchmarks/run_folder_race.py`).
 
 **The process group destroyed at exit** (`training/process_group.py`): AllenNLP's distributed
 workers never destroy their process group, and with torch 2 a gloo worker that reaches
@@ -80,12 +91,17 @@ as a person reads them (`evaluate` prints no scores without `--output-file`; `pr
 `_get_predictor`, and `allennlp.commands.evaluate.evaluate_from_archive`. Remove when AllenNLP
 checks its outputs (`tests/predictors/allennlp_commands_test.py`, `tests/console_errors_test.py`).
 
-**Archives as untrusted input** (`common/untrusted_archives.py`): `load_archive` extracts with
-`tarfile` and no filter, evaluates the archive's config as jsonnet, builds any class a dotted
-name names and loads weights with `torch.load`, so an archive could write files and run code.
-Replaces `allennlp.models.archival.extracted_archive` and `_load_dataset_readers`, and
-`allennlp.nn.util.read_state_dict`. Remove only with a loader that does the same checks
-(`tests/common/untrusted_archives_test.py`, docs/security.md).
+**Archives as untrusted input** (`common/untrusted_archives.py`, `common/archive_extraction.py`):
+`load_archive` extracts every member with `tarfile` and no filter or size bound, evaluates the
+archive's config as jsonnet (which can read files and variables, and hang), builds any class a
+dotted name names, and loads weights with `torch.load` into the model, cast to its dtypes. So an
+archive could write files, fill the disk, hang the command and run code. Replaces
+`allennlp.models.archival.extracted_archive` (only the members loading reads, within a size and
+ratio budget), `archival.Params` and `archival.Meta` (config and meta read as strict JSON),
+`archival._load_model` and `allennlp.nn.util.read_state_dict` (weights as data, finite, fitting
+the model), and wraps `Model.load_state_dict` (checked while an archive's model loads). Remove only
+with a loader that does the same checks (`tests/common/untrusted_archives_test.py`,
+`tests/common/archive_extraction_test.py`, docs/security.md).
 
 **Loading the plugin in every `allennlp` command** (`tft_allennlp_autoload.py`, beside the package):
 AllenNLP finds plugins only in `.allennlp_plugins`, `~/.allennlp/plugins` and three default names,
@@ -116,6 +132,7 @@ PATCHES: Tuple[Callable[[], None], ...] = (
     serialization_dir.install,
     run_files.install,
     stop_signals.install,  # after run_files: its `train_model` wraps theirs
+    serialization_dir.install_lock,  # after stop_signals: the lock is held around them all
     process_group.install,
     console.install,
     progress.install,  # after console: its `prepare_global_logging` wraps console's

@@ -1,15 +1,57 @@
 """
-How processes that share an experiment grid's output directory claim its runs (`RunLock`) and
-tell each other that a run failed for good (`DIRECTORY.failed`).
+How processes that share an experiment grid's output directory hold it together (`hold_grid`),
+claim its runs (`RunLock`) and tell each other that a run failed for good (`DIRECTORY.failed`).
 """
 
 import json
 import logging
 import os
 import socket
-from typing import Any, Dict, Optional
+import time
+from typing import Any, Callable, Dict, Optional
+
+from tft_allennlp.common.folder_lock import FolderInUseError, FolderLock, check_free
 
 logger = logging.getLogger(__name__)
+
+# How long a process waits for another to finish changing the grid's spec.
+SPEC_CHANGE_WAIT_SECONDS = 60.0
+
+
+def hold_grid(output_dir: str, changes_spec: Callable[[], bool]) -> FolderLock:
+    """
+    The lock of the grid `output_dir` (`FolderLock`, `.tft-lock` in it), held by every
+    `tft-experiment` on it for its life: shared by the processes that run the spec the
+    directory ran with (shards, `--jobs` on several machines), as the run locks share out its
+    runs. A process alone on the grid holds it exclusively until it has written its spec
+    (`share`). A process whose spec differs from the directory's (`changes_spec()`: it would
+    rewrite `spec.json`, and with `--force` delete finished runs) while another runs the grid
+    is refused (`FolderInUseError`): the other would write its own spec back, or report runs
+    deleted under it. A process that arrives while one is changing the spec waits for it (up to
+    `SPEC_CHANGE_WAIT_SECONDS`), then compares its spec with the new one.
+    """
+    deadline = time.monotonic() + SPEC_CHANGE_WAIT_SECONDS
+    while True:
+        alone = FolderLock(output_dir)
+        if alone.try_acquire():
+            return alone
+        together = FolderLock(output_dir, shared=True)
+        if together.try_acquire():
+            try:
+                changes = changes_spec()
+            except BaseException:
+                together.release()
+                raise
+            if not changes:
+                return together
+            together.release()
+            raise FolderInUseError(
+                f"{output_dir}: another tft-experiment runs this grid now, with the spec of its "
+                "spec.json; run the changed spec once it has ended, or give another output_dir"
+            )
+        if time.monotonic() >= deadline:
+            check_free(output_dir)  # the refusal that names the process changing the spec
+        time.sleep(0.2)
 
 
 class RunLock:

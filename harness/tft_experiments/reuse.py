@@ -36,6 +36,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar
 
 from allennlp.common import Params
 
+from tft_allennlp.common.folder_lock import LOCK_FILE
 from tft_allennlp.common.transformer_source import ARCHIVED_TRANSFORMERS
 from tft_experiments.outcomes import is_finished, read_fingerprint, run_row
 from tft_experiments.runs import GlueRun, InjectionRun, Run
@@ -303,7 +304,7 @@ def copy_run(grid: str, relative: str, my_grid: str, encoder: bool = False) -> N
     if os.path.isdir(target):
         shutil.rmtree(target)  # what an interrupted attempt left
     if os.path.isdir(source):
-        ignored = ["metrics.json", "encoder", "*.th", "model.tar.gz", "*.lock"]
+        ignored = ["metrics.json", "encoder", "*.th", "model.tar.gz", "*.lock", "*" + LOCK_FILE]
         # Records of the other grid's run that its row holds; the archive's copy of the base.
         ignored += [REUSED_FROM_FILE, FINGERPRINT_FILE, ARCHIVED_TRANSFORMERS]
         shutil.copytree(source, target, ignore=shutil.ignore_patterns(*ignored))

@@ -8,20 +8,26 @@ harness neither retries nor marks it, and the next invocation resumes it. The si
 process outside the hold: before the run starts (also `RunStopped`), or as the finished run
 exits (then it is done). `stop_running()` asks
 every run this process started to stop so (the harness calls it when it is interrupted itself).
+An attempt waits for the process of the one before it to let go of the run directory's lock.
 """
 
 import glob
 import json
+import logging
 import os
 import signal
 import subprocess
 import sys
 import threading
+import time
 from typing import IO, Any, Dict, List, Set
 
 from tft_allennlp.common.child_processes import STOP_SIGNALS, end_with_parent
+from tft_allennlp.common.folder_lock import holder
 from tft_experiments.reuse import rendered_config
 from tft_experiments.runs import Training
+
+logger = logging.getLogger(__name__)
 
 LOG = "train.log"
 
@@ -80,6 +86,7 @@ def allennlp_train(
     """
     log_path = directory.rstrip("/") + ".log"
     os.makedirs(os.path.dirname(log_path), exist_ok=True)
+    wait_for_its_last_process(directory)
     if resume:
         _put_earlier_log_first(os.path.join(directory, LOG), log_path)
     start = "--recover" if resume else "-f"
@@ -101,6 +108,24 @@ def allennlp_train(
     if (returncode == 0 or -returncode in STOP_SIGNALS) and finished:
         return "done"
     return "killed" if returncode in (-signal.SIGKILL, 128 + signal.SIGKILL) else "failed"
+
+
+def wait_for_its_last_process(directory: str, poll_seconds: float = 0.5) -> None:
+    """
+    Waits while a process holds the run directory's lock (`folder_lock`): the `allennlp train`
+    of an attempt whose harness died, stopping at its batch with a checkpoint, which a new
+    attempt would be refused beside (or, before the lock, would have written over).
+    """
+    owner = holder(directory)
+    if owner is not None:
+        logger.warning(
+            "%s: waiting for process %s, which trained it before and is still stopping.",
+            directory,
+            owner.get("pid", "?"),
+        )
+    while owner is not None:
+        time.sleep(poll_seconds)
+        owner = holder(directory)
 
 
 def _stop_when_parent_dies() -> None:

@@ -7,6 +7,7 @@ import sys
 import pytest
 from allennlp.common.checks import ConfigurationError
 
+from tft_allennlp.common.folder_lock import LOCK_FILE
 from tft_allennlp.common.output_paths import (
     PARTIAL_MARKER,
     STAGING_PREFIX,
@@ -63,7 +64,8 @@ def test_files_appear_together_and_a_failed_command_leaves_the_directory_as_it_w
             # Written in a staging folder inside the directory, nothing in the directory itself.
             assert os.path.dirname(staging) == str(tmp_path / "new")
             open(os.path.join(staging, "half.bin"), "w").close()
-            assert os.listdir(tmp_path / "new") == [os.path.basename(staging)]
+            # And the directory's lock, while the command writes it.
+            assert sorted(os.listdir(tmp_path / "new")) == [LOCK_FILE, os.path.basename(staging)]
             raise RuntimeError("failed")
     assert not (tmp_path / "new").exists()
     (tmp_path / "mine").mkdir()

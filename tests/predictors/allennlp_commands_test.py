@@ -20,6 +20,7 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.predictors import Predictor
 
 from tests import CONFIGS_ROOT, PROJECT_ROOT
+from tests.allennlp_cli import forked_allennlp
 from tests.predictors import unread
 from tft_allennlp.common.input_problems import MalformedInputError
 from tft_allennlp.predictors.allennlp_commands import (
@@ -148,6 +149,58 @@ def test_evaluate_refuses_to_write_over_its_data_before_loading_the_archive(
         evaluate_command.evaluate_from_args(args)
     assert str(error.value) == _refusal(preds, preds)
     assert preds.read_text() == "data"
+
+
+def test_evaluate_refuses_two_outputs_that_are_one_file_in_any_spelling(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    dev = tmp_path / "dev.tsv"
+    dev.write_text("Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n")
+    (tmp_path / "m.json").write_text("kept")
+    (tmp_path / "link.json").symlink_to("m.json")
+    os.link(tmp_path / "m.json", tmp_path / "hard.json")
+    archive = str(tmp_path / "missing.tar.gz")  # never loaded: the refusal comes first
+    for metrics, predictions in [
+        ("m.json", "m.json"),
+        ("m.json", str(tmp_path / "sub/../m.json")),
+        ("new.json", "./new.json"),  # not written yet
+        ("m.json", "link.json"),
+        ("hard.json", "m.json"),
+    ]:
+        with pytest.raises(ConfigurationError) as error:
+            evaluate_command.evaluate_from_archive(
+                archive, str(dev), metrics_output_file=metrics, predictions_output_file=predictions
+            )
+        assert str(error.value) == (
+            f"{predictions}: --predictions-output-file is the same file as --output-file "
+            f"{metrics}; one would replace the other: give each output a file of its own"
+        )
+    assert (tmp_path / "m.json").read_text() == "kept" and not (tmp_path / "new.json").exists()
+    # Two data files' metrics in one file, too.
+    with pytest.raises(ConfigurationError, match=r"^\./m.json: --output-file is the same file as"):
+        evaluate_command.evaluate_from_archive(
+            archive, f"{dev},{dev}", metrics_output_file="m.json,./m.json"
+        )
+    # As the `allennlp` program: that one line, exit 1.
+    (result,) = forked_allennlp(
+        [
+            "evaluate",
+            archive,
+            str(dev),
+            "--output-file",
+            str(tmp_path / "m.json"),
+            "--predictions-output-file",
+            str(tmp_path / "m.json"),
+        ],
+        as_program=True,
+    )
+    assert result.returncode == 1
+    (line,) = [line for line in result.stderr.splitlines() if line.strip()]
+    line, log = line.rsplit(" (traceback: ", 1)
+    os.remove(log.rstrip(")"))
+    assert line == f"error: {tmp_path}/m.json: --predictions-output-file is the same file as " + (
+        f"--output-file {tmp_path}/m.json; one would replace the other: give each output a file "
+        "of its own"
+    )
 
 
 def test_input_lines_count_blank_lines(tmp_path):

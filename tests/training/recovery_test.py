@@ -4,9 +4,10 @@
 `best.th` and the same weights in `model.tar.gz`, bit for bit.
 
 The events are enumerated, not sampled (`tests/training/file_events.py`): an uninterrupted run
-logs them (the creation of the directory, each draft created and renamed into `config.json`,
-`meta.json`, `vocabulary/`, `parameter_counts.json`, every checkpoint file, `best.th`,
-`metrics_epoch_N.json`, `metrics.json`, `model.tar.gz`, each removal of an old checkpoint), then
+logs them (the creation of the directory, its lock `.tft-lock` taken, recorded and removed at
+the end, each draft created and renamed into `config.json`, `meta.json`, `vocabulary/`,
+`parameter_counts.json`, every checkpoint file, `best.th`, `metrics_epoch_N.json`,
+`metrics.json`, `model.tar.gz`, each removal of an old checkpoint), then
 the run is repeated and killed with SIGKILL right after event K, for every K, and recovered.
 A SIGTERM or Ctrl-C instead stops the run at the next batch with a checkpoint there
 (`tft_allennlp.training.stop_signals`), from which `--recover` goes on as exactly.
@@ -28,6 +29,7 @@ import torch
 from tests import CONFIGS_ROOT
 from tests.allennlp_cli import forked_allennlp, write_config
 from tests.training.file_events import events_environment, read_events, watching_file_events
+from tft_allennlp.common.folder_lock import LOCK_FILE
 
 # (config, overrides): a learning rate high enough that the tiny models' validation score
 # rises after the first epoch and falls after the second.
@@ -56,6 +58,7 @@ RUNS = {
 UNREPRODUCIBLE = ("training_duration", "memory_MB")
 # Files whose every creation or rename must be among the events.
 NAMED_FILES = (
+    LOCK_FILE,
     "config.json",
     "meta.json",
     "vocabulary",

@@ -36,7 +36,7 @@ from tft_allennlp.common.input_problems import (
     MalformedInputError,
     check_regular_file,
 )
-from tft_allennlp.common.output_paths import add_force_argument, check_output_file, draft_name
+from tft_allennlp.common.output_paths import add_force_argument, draft_name, locked_output_file
 
 logger = logging.getLogger(__name__)
 
@@ -172,8 +172,9 @@ def align_file(
     The output is written to a draft beside it and renamed over it only once the whole input is
     aligned, so an error or a crash midway leaves an existing output as it was (the drafts of
     killed runs are removed by the next). Raises a `ConfigurationError` before touching either
-    file if the input cannot be read, or the output is the input, cannot be written, or exists
-    and `force` is not set (`tft_allennlp.common.output_paths`), and a `MalformedInputError`
+    file if the input cannot be read, or the output is the input, cannot be written, is being
+    written by another command, or exists and `force` is not set
+    (`tft_allennlp.common.output_paths`), and a `MalformedInputError`
     for a malformed line or an input without a single pair to align. `aligner` holds the
     parameters of the `PhraseAligner` (default `tft_syntactic`), registered by `packages` if it
     is the user's. With `limit`, only the first `limit` pairs of the input are read and aligned.
@@ -186,38 +187,41 @@ def align_file(
     # Built once here so that a bad aligner stops the command before it writes anything (and
     # before worker processes, which build their own, could fail one after the other).
     build_phrase_aligner(aligner, packages)
-    # Through a symlink, the file it points to is replaced, not the link.
-    target = check_output_file(output_path, force, [input_path])
-    problems = InputProblems(input_path, lenient)
-    counts: collections.Counter = collections.Counter()
-    pairs = read_sentence_pairs(input_path, problems, max_sentence_chars, mrpc_all_pairs, counts)
-    if limit is not None:
-        pairs = itertools.islice(pairs, limit)
-    started = time.perf_counter()
-    written = phrases = alignments = 0
-    draft = draft_name(target)
-    try:
-        output = open(draft, "x", encoding="utf-8")
-    except OSError as error:
-        raise ConfigurationError(f"{output_path}: cannot write: {error.strerror}") from None
-    try:
-        with naming_path(output_path), output:
-            lines = align_stream(pairs, spacy_model, workers, batch_size, aligner, packages)
-            for number, line in Tqdm.tqdm(lines, desc="aligning", unit=" pairs"):
-                record = json.loads(line)
-                if "error" in record:
-                    problems.reject(number, record["error"])
-                    continue
-                output.write(line + "\n")
-                written += 1
-                phrases += len(record["source_phrases"]) + len(record["target_phrases"])
-                alignments += len(record["alignments"])
-        problems.num_records = written
-        _require_pairs(problems, counts)
-        os.replace(draft, target)
-    except BaseException:
-        os.remove(draft)
-        raise
+    # Through a symlink, the file it points to is replaced, not the link. Its lock is held
+    # while it is drafted and renamed: one command at a time writes it.
+    with locked_output_file(output_path, force, [input_path]) as target:
+        problems = InputProblems(input_path, lenient)
+        counts: collections.Counter = collections.Counter()
+        pairs = read_sentence_pairs(
+            input_path, problems, max_sentence_chars, mrpc_all_pairs, counts
+        )
+        if limit is not None:
+            pairs = itertools.islice(pairs, limit)
+        started = time.perf_counter()
+        written = phrases = alignments = 0
+        draft = draft_name(target)
+        try:
+            output = open(draft, "x", encoding="utf-8")
+        except OSError as error:
+            raise ConfigurationError(f"{output_path}: cannot write: {error.strerror}") from None
+        try:
+            with naming_path(output_path), output:
+                lines = align_stream(pairs, spacy_model, workers, batch_size, aligner, packages)
+                for number, line in Tqdm.tqdm(lines, desc="aligning", unit=" pairs"):
+                    record = json.loads(line)
+                    if "error" in record:
+                        problems.reject(number, record["error"])
+                        continue
+                    output.write(line + "\n")
+                    written += 1
+                    phrases += len(record["source_phrases"]) + len(record["target_phrases"])
+                    alignments += len(record["alignments"])
+            problems.num_records = written
+            _require_pairs(problems, counts)
+            os.replace(draft, target)
+        except BaseException:
+            os.remove(draft)
+            raise
     seconds = time.perf_counter() - started
     problems.log_summary("lines")
     summary = {

@@ -14,8 +14,9 @@ A model trained with adapters (`tft_allennlp.modules.adapters`) is not merged: t
 is the encoder as it was (frozen), and the adapters are written beside it (`adapters.json`,
 `adapters.th`), loaded back with `{"type": "tft_exported", "directory": OUT_DIR}`.
 
-OUT_DIR must be new or empty unless `--force` is given, and is never a directory the export
-reads or the base checkpoint the model was trained from (`tft_allennlp.common.output_paths`).
+OUT_DIR must be new or empty unless `--force` is given, is never a directory the export reads
+or the base checkpoint the model was trained from, and is written by one command at a time (its
+lock, `.tft-lock`, is held from the first check to the end: `tft_allennlp.common.output_paths`).
 """
 
 import argparse
@@ -29,6 +30,7 @@ from tft_allennlp.archives.encoder_export import export_encoder
 from tft_allennlp.archives.sequence_classification import export_sequence_classifier
 from tft_allennlp.common.atomic_files import naming_path
 from tft_allennlp.common.console import stopped
+from tft_allennlp.common.folder_lock import FolderLock
 from tft_allennlp.common.output_paths import add_force_argument, check_output_directory
 
 
@@ -73,9 +75,10 @@ def _export_from_args(args: argparse.Namespace) -> None:
                 "--sequence-classification and --sentence-transformers write different models; "
                 "give one."
             )
-        # Checked before the archive is loaded, which takes long; again when writing.
+        # Checked before the archive is loaded, which takes long; again when writing. Its lock
+        # is held from here to the end: one command at a time writes it.
         check_output_directory(args.output_dir, args.force, reads)
-        with naming_path(args.output_dir):
+        with FolderLock(args.output_dir), naming_path(args.output_dir):
             if args.sequence_classification:
                 export_sequence_classifier(
                     args.archive_file, args.output_dir, args.weights_file, force=args.force

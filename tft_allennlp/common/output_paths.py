@@ -17,6 +17,11 @@ directory.
   the directory is the user's, and counts as content (refused without `--force`, kept with it).
   A staging folder names nothing outside itself, so no file left in the directory (a marker of
   an older version, or one someone wrote) can make a command delete another file.
+- One command at a time writes an output: a directory is locked while a command writes it
+  (`tft_allennlp.common.folder_lock`: `.tft-lock` in it), a file while a command drafts and
+  renames it (`.NAME.tft-lock` beside it), before the checks above; a second command that would
+  write the same output meanwhile is refused in one line naming it and the first command's
+  process. Lock files are no one's content: they go when their command ends.
 
 Errors are `ConfigurationError`s whose message starts with the path, which the commands print
 as one line.
@@ -29,10 +34,11 @@ import logging
 import os
 import re
 import shutil
-import socket
 from typing import Iterable, Iterator, List, Optional, Sequence
 
 from allennlp.common.checks import ConfigurationError
+
+from tft_allennlp.common.folder_lock import HOST, FolderLock, check_free, is_lock_file, lock_name
 
 logger = logging.getLogger(__name__)
 
@@ -42,7 +48,7 @@ STAGING_PREFIX = ".tft-staging."
 # one of a process that is gone is removed, alone.
 PARTIAL_MARKER = ".tft-partial.json"
 # This machine, as drafts and markers name it.
-_HOST = socket.gethostname().split(".")[0] or "localhost"
+_HOST = HOST
 
 
 def add_force_argument(subparser: argparse.ArgumentParser, what: str) -> None:
@@ -76,6 +82,7 @@ def check_output_file(path: str, force: bool, inputs: Iterable[Optional[str]] = 
     directory = os.path.dirname(target)
     if not os.path.isdir(directory):
         raise ConfigurationError(f"{path}: no such directory: {directory}")
+    check_free(directory, lock_name(target), path)
     for source in inputs:
         if source is not None and same_path(source, target):
             raise ConfigurationError(
@@ -89,17 +96,35 @@ def check_output_file(path: str, force: bool, inputs: Iterable[Optional[str]] = 
     return target
 
 
+@contextlib.contextmanager
+def locked_output_file(
+    path: str, force: bool, inputs: Iterable[Optional[str]] = ()
+) -> Iterator[str]:
+    """
+    Holds the lock of the output file `path` (`.NAME.tft-lock` beside it) while the block writes
+    it, and yields the real path to write (`check_output_file`, checked under the lock).
+    """
+    target = os.path.realpath(path)
+    directory = os.path.dirname(target)
+    if not os.path.isdir(directory):
+        raise ConfigurationError(f"{path}: no such directory: {directory}")
+    with FolderLock(directory, lock_name(target), what=path, create=False):
+        yield check_output_file(path, force, inputs)
+
+
 def check_output_directory(
     path: str, force: bool, inputs: Iterable[Optional[str]] = (), own: Sequence[str] = ()
 ) -> None:
     """
-    Refuses the output directory `path` if it is a file, an input directory or the directory of
-    an input file, or (without `force`) a directory that holds anything but the leftovers of
-    killed commands (`is_leftover`), unless it holds one of the files `own` that mark the
-    command's own output (which it resumes).
+    Refuses the output directory `path` if another command holds its lock, if it is a file, an
+    input directory or the directory of an input file, or (without `force`) a directory that
+    holds anything but the leftovers of killed commands (`is_leftover`) and lock files, unless
+    it holds one of the files `own` that mark the command's own output (which it resumes).
     """
     if os.path.exists(path) and not os.path.isdir(path):
         raise ConfigurationError(f"{path}: exists and is not a directory.")
+    if os.path.isdir(path):
+        check_free(path, what=path)
     check_not_reading(path, inputs)
     if not os.path.isdir(path) or force:
         return
@@ -138,23 +163,45 @@ def output_directory(
     folder inside it, where the command writes its files; once the block ends, they are moved
     into `path` (with `force`, over the files of the same name) and the staging folder is
     removed. A block that fails leaves `path` as it was (and removes it if the block created it).
-    The leftovers of killed commands there are removed first (`remove_leftovers`).
+    The leftovers of killed commands there are removed first (`remove_leftovers`). The
+    directory's lock is held throughout (taken before the checks, unless this process holds it).
     """
-    check_output_directory(path, force, inputs)
-    created = not os.path.isdir(path)
-    os.makedirs(path, exist_ok=True)
-    remove_leftovers(path)
-    staging = staging_name(path)
-    shutil.rmtree(staging, ignore_errors=True)  # an earlier, failed block of this process
-    os.mkdir(staging)
-    try:
-        yield staging
-        for name in sorted(os.listdir(staging)):
-            _move_over(os.path.join(staging, name), os.path.join(path, name))
-        os.rmdir(staging)
-    except BaseException:
-        shutil.rmtree(path if created else staging, ignore_errors=True)
-        raise
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise ConfigurationError(f"{path}: exists and is not a directory.")
+    check_not_reading(path, inputs)  # before a lock file is written there
+    with FolderLock(path) as lock:
+        check_output_directory(path, force, inputs)
+        created = lock.made_folder
+        remove_leftovers(path)
+        staging = staging_name(path)
+        shutil.rmtree(staging, ignore_errors=True)  # an earlier, failed block of this process
+        os.mkdir(staging)
+        try:
+            yield staging
+            for name in sorted(os.listdir(staging)):
+                _move_over(os.path.join(staging, name), os.path.join(path, name))
+            os.rmdir(staging)
+        except BaseException:
+            if created:
+                _remove_all_but_locks(path)
+            else:
+                shutil.rmtree(staging, ignore_errors=True)
+            raise
+
+
+def _remove_all_but_locks(directory: str) -> None:
+    """Empties `directory` of everything but lock files (which their holders remove)."""
+    for name in os.listdir(directory):
+        if is_lock_file(name):
+            continue
+        entry = os.path.join(directory, name)
+        if os.path.isdir(entry) and not os.path.islink(entry):
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            try:
+                os.remove(entry)
+            except OSError:
+                pass
 
 
 def _move_over(source: str, target: str) -> None:
@@ -249,8 +296,12 @@ def _gone(host: Optional[str], pid: int) -> bool:
 
 
 def _contents(directory: str) -> List[str]:
-    """What `directory` holds but the leftovers of killed commands."""
-    return [name for name in os.listdir(directory) if not is_leftover(directory, name)]
+    """What `directory` holds but the leftovers of killed commands and lock files."""
+    return [
+        name
+        for name in os.listdir(directory)
+        if not is_lock_file(name) and not is_leftover(directory, name)
+    ]
 
 
 def same_path(path1: str, path2: str) -> bool:

@@ -5,7 +5,8 @@ AllenNLP's own `predict` and `evaluate` commands, with the plugin loaded:
   --output-file` and `--predictions-output-file`, also as `--auto-names` makes them) that is
   the input file, the archive or the weights file, in any spelling or through a symbolic or
   hard link, is refused with one line naming both, before the archive is loaded and before
-  anything is opened for writing. (AllenNLP opens an output before it reads the input, which
+  anything is opened for writing; so are two of `evaluate`'s outputs that are one file (the
+  metrics would replace the predictions). (AllenNLP opens an output before it reads the input, which
   leaves the input empty, `predict` exiting 0 with nothing predicted; `evaluate` writes its
   metrics over the input at the end.) It is the policy of the plugin's own commands
   (`common/output_paths.py`) without their `--force`: an output that is no input is replaced,
@@ -188,19 +189,37 @@ def evaluation_files(
 def check_evaluation_files(evaluate: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
     """
     Refuses the call `evaluate(*args, **kwargs)` of `evaluate_from_archive` if it would write
-    one of the files it reads: a data file, the archive or the weights file.
+    one of the files it reads (a data file, the archive or the weights file), or two of its
+    outputs to one file.
     """
     given = inspect.signature(evaluate).bind(*args, **kwargs)
     given.apply_defaults()
-    data_files, outputs = evaluation_files(
-        given.arguments["input_file"],
-        given.arguments["metrics_output_file"],
-        given.arguments["predictions_output_file"],
-        given.arguments["auto_names"],
-    )
-    inputs = [*data_files, str(given.arguments["archive_file"]), given.arguments["weights_file"]]
-    for output in outputs:
+    arguments = given.arguments
+    data, auto = arguments["input_file"], arguments["auto_names"]
+    data_files, metrics = evaluation_files(data, arguments["metrics_output_file"], None, auto)
+    _, predictions = evaluation_files(data, None, arguments["predictions_output_file"], auto)
+    outputs = [("--output-file", path) for path in metrics]
+    outputs += [("--predictions-output-file", path) for path in predictions]
+    inputs = [*data_files, str(arguments["archive_file"]), arguments["weights_file"]]
+    for _, output in outputs:
         check_not_an_input(output, inputs)
+    check_distinct_outputs(outputs)
+
+
+def check_distinct_outputs(outputs: List[Tuple[str, str]]) -> None:
+    """
+    A `ConfigurationError` naming both if two of the output files `outputs` ((option, path)
+    pairs) are one file, in any spelling or through a symbolic or hard link: the last written
+    would replace the other (`evaluate --output-file m.json --predictions-output-file m.json`
+    kept the metrics alone).
+    """
+    for index, (flag, output) in enumerate(outputs):
+        for earlier_flag, earlier in outputs[:index]:
+            if same_path(earlier, output):
+                raise ConfigurationError(
+                    f"{output}: {flag} is the same file as {earlier_flag} {earlier}; one would "
+                    "replace the other: give each output a file of its own"
+                )
 
 
 # Where `dump_metrics` logs the metrics: AllenNLP's, and the plugin's atomic one.

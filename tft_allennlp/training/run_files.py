@@ -18,8 +18,8 @@ beside its final name and renamed over it (`tft_allennlp.common.atomic_files`):
   `metrics.json` names (which the `tft_atomic` checkpointer keeps); weights that differ are
   replaced by that checkpoint's, with a warning;
 - `allennlp train --recover` first removes the drafts of a killed run, and starts from scratch
-  when the directory holds nothing else (the run was killed before its config was written),
-  where AllenNLP would refuse;
+  when the directory holds nothing else but its lock (the run was killed before its config was
+  written), where AllenNLP would refuse;
 - before anything is written, every key of the config (overrides applied) is checked against
   the constructors that will read it (`tft_allennlp.common.config_keys`): a key that nothing
   reads, such as `trainer.num_epoch`, which AllenNLP ignores, is an error that suggests the
@@ -56,6 +56,7 @@ from tft_allennlp.common.atomic_files import (
 )
 from tft_allennlp.common.config_keys import check_config_keys
 from tft_allennlp.common.transformer_source import ARCHIVED_TRANSFORMERS
+from tft_allennlp.training.serialization_dir import run_contents
 
 logger = logging.getLogger(__name__)
 
@@ -215,7 +216,7 @@ def train_model(params: Params, serialization_dir: str, recover: bool = False, *
         copies = os.path.join(serialization_dir, ARCHIVED_TRANSFORMERS)
         for staging in glob.glob(os.path.join(glob.escape(copies), ".staging-*")):
             shutil.rmtree(staging, ignore_errors=True)
-        if not os.listdir(serialization_dir):
+        if not run_contents(serialization_dir):  # but its lock
             logger.warning(
                 "%s is empty (the run was killed before it wrote config.json): training from "
                 "the start.",

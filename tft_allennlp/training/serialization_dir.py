@@ -12,16 +12,24 @@ file of the user's) is refused as before, with a message that says what to add.
 `--force` (which deletes the directory) and `--recover` (which writes into it) never take a
 directory that is, or holds, a file or folder the config reads (its data paths, the model
 checkpoint, the aligned corpus): that is refused in one line naming the path and its key.
+
+A run holds its directory's lock (`tft_allennlp.common.folder_lock`, `.tft-lock` in it) from
+before anything looks at the directory until it ends, `--recover` and `--force` included: a
+second `allennlp train` on a directory that a live run holds is refused in one line naming the
+directory and that run's process, and touches nothing. Only the launching process takes it:
+the workers of distributed training run under its hold. The lock file is no part of the run
+(never a leftover, never deleted by `--force`, never archived) and goes when the run ends.
 """
 
 import fnmatch
 import logging
 import os
 import shutil
-from typing import Any, Callable, Iterator, Optional, Tuple, Union
+from typing import Any, Callable, Iterator, List, Optional, Tuple, Union
 
 from allennlp.common.checks import ConfigurationError
 
+from tft_allennlp.common.folder_lock import LOCK_FILE, FolderLock, holder
 from tft_allennlp.common.transformer_source import ARCHIVED_TRANSFORMERS
 
 logger = logging.getLogger(__name__)
@@ -36,14 +44,41 @@ LEFT_BY_A_FAILED_START = (
     "vocabulary",
     ARCHIVED_TRANSFORMERS,
 )
+# What every run writes first and removes when it ends, and is no part of the run: its lock
+# (and the lock's draft, `.tft-lock.HOST.PID.tmp`, which only a kill leaves).
+LOCK_FILES = (LOCK_FILE, LOCK_FILE + ".*.tmp")
+
+
+def run_contents(directory: str) -> List[str]:
+    """What `directory` holds of a run: its entries but the lock files (`LOCK_FILES`)."""
+    return [
+        name
+        for name in os.listdir(directory)
+        if not any(fnmatch.fnmatch(name, pattern) for pattern in LOCK_FILES)
+    ]
 
 
 def left_by_a_failed_start(directory: str) -> bool:
-    """Whether `directory` holds only what a run writes before it saves anything trained."""
-    names = os.listdir(directory)
+    """
+    Whether `directory` holds only what a run writes before it saves anything trained, and no
+    live run holds its lock (a run that has only started writes the same files).
+    """
+    if holder(directory) is not None:
+        return False
+    names = run_contents(directory)
     return bool(names) and all(
         any(fnmatch.fnmatch(name, pattern) for pattern in LEFT_BY_A_FAILED_START) for name in names
     )
+
+
+def clear(directory: str) -> None:
+    """Deletes what `directory` holds of a run (`run_contents`), keeping the run's lock."""
+    for name in run_contents(directory):
+        path = os.path.join(directory, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path)
+        else:
+            os.remove(path)
 
 
 def check_reads_nothing_inside(params: Any, serialization_dir: str, flag: Optional[str]) -> None:
@@ -90,10 +125,15 @@ def install() -> None:
         params: Any, serialization_dir: Union[str, "os.PathLike[str]"], recover: bool, force: bool
     ) -> None:
         serialization_dir = str(serialization_dir)
-        exists = os.path.isdir(serialization_dir) and os.listdir(serialization_dir)
-        if exists:
+        if recover and force:
+            create(params, serialization_dir, recover, force)  # AllenNLP's refusal
+        exists = os.path.isdir(serialization_dir)
+        contents = run_contents(serialization_dir) if exists else []
+        if contents:
             check_reads_nothing_inside(params, serialization_dir, "--force" if force else None)
-        if exists and not (recover or force):
+        if contents and force:
+            clear(serialization_dir)
+        elif contents and not recover:
             if not left_by_a_failed_start(serialization_dir):
                 raise ConfigurationError(
                     f"Serialization directory {serialization_dir} already holds a run: add "
@@ -103,9 +143,46 @@ def install() -> None:
             logger.warning(
                 "%s holds only the start of a run that trained nothing (%s): starting again there.",
                 serialization_dir,
-                ", ".join(sorted(os.listdir(serialization_dir))),
+                ", ".join(sorted(contents)),
             )
-            shutil.rmtree(serialization_dir)
-        create(params, serialization_dir, recover, force)
+            clear(serialization_dir)
+        if recover and (contents or not exists):
+            create(params, serialization_dir, recover, False)  # checks the run it recovers
+        elif recover:
+            raise ConfigurationError(
+                f"Serialization directory {serialization_dir} holds no run to recover: leave "
+                "out --recover to start one."
+            )
+        else:
+            os.makedirs(serialization_dir, exist_ok=True)
 
     training_util.create_serialization_dir = _create_serialization_dir
+
+
+def install_lock() -> None:
+    """
+    Wraps `allennlp.commands.train.train_model` so that the run holds its serialization
+    directory's lock (`FolderLock`) around everything else the plugin and AllenNLP do there;
+    installed after the other wrappers of `train_model`, so that it is the outermost.
+    """
+    import allennlp.commands.train as train_command
+
+    train_model: Callable[..., Any] = train_command.train_model
+    if getattr(train_model, "__name__", "") == "_locked_train_model":
+        return
+
+    def _locked_train_model(
+        params: Any,
+        serialization_dir: Union[str, "os.PathLike[str]"],
+        recover: bool = False,
+        **kwargs: Any,
+    ) -> Any:
+        directory = str(serialization_dir)
+        if recover and not os.path.isdir(directory):
+            # Nothing to recover: AllenNLP says so, and no directory is made for a lock.
+            return train_model(params, serialization_dir, recover=recover, **kwargs)
+        with FolderLock(directory):
+            return train_model(params, serialization_dir, recover=recover, **kwargs)
+
+    setattr(_locked_train_model, "__wrapped__", train_model)
+    setattr(train_command, "train_model", _locked_train_model)

@@ -7,7 +7,9 @@ and `scores.png` from it to the spec's output directory.
 Before it writes or starts anything, the spec is checked whole (`ExperimentSpec`, and the files
 of its custom tasks, `experiments/inputs.py`) and compared with the spec the output directory
 ran with (`experiments/changes.py`): a change that would report finished runs as trained with
-it is refused in one line, unless `--force` trains them again.
+it is refused in one line, unless `--force` trains them again. Processes that run the same spec
+share the grid (`--shard`, `--jobs` elsewhere); one that would change the spec while another
+runs the grid is refused in one line (`tft_experiments.locks.hold_grid`).
 """
 
 import argparse
@@ -24,10 +26,12 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.common.util import SigTermReceived
 
 from tft_allennlp.commands.arguments import positive_float, positive_int
+from tft_allennlp.common.folder_lock import FolderLock
 from tft_allennlp.common.input_problems import MalformedInputError, check_regular_file
 from tft_allennlp.common.output_paths import add_force_argument, check_output_directory
 from tft_experiments.changes import SPEC_FILE, accept_change, check_change, spec_change
 from tft_experiments.inputs import check_inputs
+from tft_experiments.locks import hold_grid
 from tft_experiments.outcomes import collect_results
 from tft_experiments.paired import (
     Reference,
@@ -126,6 +130,19 @@ def _experiment_from_args(args: argparse.Namespace) -> None:
         sys.exit(f"tft-experiment: --output-dir {args.output_dir}: is a file, not a directory")
     try:
         spec = ExperimentSpec.from_file(args.spec, args.output_dir)
+        # Held to the end, shared with the processes that run the same spec.
+        grid = hold_grid(spec.output_dir, lambda: spec_change(spec) is not None)
+    except ConfigurationError as error:
+        sys.exit(f"tft-experiment: {error}")
+    try:
+        _run_holding(args, spec, grid)
+    finally:
+        grid.release()
+
+
+def _run_holding(args: argparse.Namespace, spec: ExperimentSpec, grid: FolderLock) -> None:
+    """The command, once it holds the grid (`hold_grid`)."""
+    try:
         # An experiment's output directory (with its spec.json or attempts.jsonl) is resumed;
         # any other that holds files is someone else's.
         check_output_directory(spec.output_dir, args.force, own=EXPERIMENT_FILES)
@@ -143,6 +160,10 @@ def _experiment_from_args(args: argparse.Namespace) -> None:
         sys.exit(f"tft-experiment: {error}")
     statuses = {}
     if not args.report_only:
+        # The spec the grid runs with, written while no other process runs it: then the
+        # processes with the same spec may join.
+        write_spec(spec)
+        grid.share()
         try:
             statuses = run_experiment(
                 spec,
@@ -181,8 +202,7 @@ def run_experiment(
     poll_seconds: float = 30.0,
     injections: bool = True,
 ) -> Dict[str, Status]:
-    os.makedirs(spec.output_dir, exist_ok=True)
-    _write_atomically(os.path.join(spec.output_dir, SPEC_FILE), spec.dumps().encode())
+    write_spec(spec)
     return ExperimentRunner(spec, jobs, shard, wait, poll_seconds, injections).run()
 
 
@@ -247,6 +267,12 @@ def write_outputs(spec: ExperimentSpec) -> Tuple[List[str], int]:
             os.replace(draft, path)
     _write_atomically(os.path.join(spec.output_dir, SPEC_FILE), spec.dumps().encode())
     return paths, len({row["directory"] for row in rows})
+
+
+def write_spec(spec: ExperimentSpec) -> None:
+    """Writes `spec.json`, the spec the grid runs with, into its output directory."""
+    os.makedirs(spec.output_dir, exist_ok=True)
+    _write_atomically(os.path.join(spec.output_dir, SPEC_FILE), spec.dumps().encode())
 
 
 def _write_atomically(path: str, content: bytes) -> None:
