@@ -22,6 +22,7 @@ HARNESS = [
     "tests/allennlp_cli.py",
     "tests/training/file_events.py",
     "tests/common/tar_members.py",
+    "tests/training/callbacks/hold.py",
 ]
 CATEGORIES = ["clear error", "correct", "traceback", "silent"]
 

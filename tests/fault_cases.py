@@ -1925,6 +1925,78 @@ ENVIRONMENT_VALUES = [
 ]
 
 
+def train_beside_a_live_run(*flags: str):
+    """
+    `allennlp train -s RUN` (seed 2) while another (seed 1) holds RUN at its start: its
+    config.json, meta.json and vocabulary written, nothing trained. The first run must end
+    whole, its own files in RUN.
+    """
+
+    def setup(d, a):
+        release, holding = d / "release", d / "holding"
+        hold = {"type": "test_hold", "release": str(release), "holding": str(holding)}
+        first = _train("glue/mrpc.jsonnet", d, a, **{"trainer.callbacks": [hold]}, random_seed=1)
+        first += ["--include-package", "tests.training.callbacks.hold"]
+        environment = _glue_environment(a)
+        ended: Dict[str, Outcome] = {}
+        thread = threading.Thread(
+            target=lambda: ended.update(first=run_allennlp(first, d, environment))
+        )
+
+        def before() -> None:
+            thread.start()
+            deadline = time.monotonic() + TIME_LIMIT
+            while not holding.exists() and thread.is_alive() and time.monotonic() < deadline:
+                time.sleep(0.05)
+
+        def first_run_whole() -> bool:
+            release.touch()
+            thread.join()
+            config = json.loads((d / "run" / "config.json").read_text())
+            return (
+                ended["first"].returncode == 0
+                and config.get("random_seed") == 1
+                and (d / "run" / "model.tar.gz").is_file()
+            )
+
+        second = _train("glue/mrpc.jsonnet", d, a, random_seed=2) + list(flags)
+        return Run(second, environment=environment, before=before, harmless=first_run_whole)
+
+    return setup
+
+
+def evaluate_into_one_file(d, a):
+    archive = os.path.join(a.glue_run, "model.tar.gz")
+    dev = str(FIXTURES_ROOT / "glue/MRPC/dev.tsv")
+    outputs = ["--output-file", str(d / "m.json"), "--predictions-output-file", str(d / "m.json")]
+    return Run(["evaluate", archive, dev, *outputs], environment=_glue_environment(a))
+
+
+CONCURRENCY = [
+    Case(
+        "concurrency",
+        "train into a folder a live run holds",
+        train_beside_a_live_run(),
+        "error",
+        ["{dir}/run"],
+    ),
+    Case(
+        "concurrency",
+        "train --recover on a folder a live run holds",
+        train_beside_a_live_run("--recover"),
+        "error",
+        ["{dir}/run"],
+    ),
+    Case(
+        "concurrency",
+        "evaluate: metrics and predictions to one file",
+        evaluate_into_one_file,
+        "error",
+        ["m.json", "--predictions-output-file"],
+    ),
+]
+
+
 CASES: List[Case] = (
     ALIGN
     + EXPORT
@@ -1941,6 +2013,7 @@ CASES: List[Case] = (
     + BOMBS
     + WEIGHTS
     + CARDS
+    + CONCURRENCY
     + ENVIRONMENT_VALUES
 )
 FAMILIES = list(dict.fromkeys(case.family for case in CASES))

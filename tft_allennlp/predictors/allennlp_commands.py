@@ -30,6 +30,7 @@ function, `_predict`, is already chosen.)
 """
 
 import argparse
+import contextlib
 import inspect
 import json
 import logging
@@ -94,6 +95,21 @@ class CheckedPredictManager(predict_command._PredictManager):
                 print(f"{index + 1}: {line}")
         if self._output_file is not None:
             self._output_file.write(prediction)
+
+    def run(self) -> None:
+        """AllenNLP's `run`, where an error writing the output file (a full disk: `OSError`
+        without a path, at a write or at the closing flush) names the file."""
+        try:
+            super().run()
+        except OSError as error:
+            output = getattr(self._output_file, "name", None)
+            if error.filename is not None or output is None:
+                raise
+            raise OSError(error.errno, error.strerror, output) from error
+        finally:
+            if self._output_file is not None and not self._output_file.closed:
+                with contextlib.suppress(OSError):  # the error above is the one to report
+                    self._output_file.close()
 
     def _get_json_data(self) -> Iterator[JsonDict]:
         load_line_at = getattr(self._predictor, "load_line_at", None)
