@@ -122,6 +122,12 @@ def test_bad_input_ends_with_one_line(archive, tmp_path):
             str(tmp_path / "none.tar.gz"),
         ],
         f"{CORPUS}: not a readable model archive": [str(CORPUS), out, "--archive", str(CORPUS)],
+        "--limit 1001: a page of more than 1000 pairs takes a browser minutes to open": [
+            str(CORPUS),
+            out,
+            "--limit",
+            "1001",
+        ],
     }
     results = forked_allennlp(*(["tft-show", *arguments] for arguments in cases.values()))
     for expected, result in zip(cases, results):

@@ -18,6 +18,11 @@ from tft_allennlp.common.input_problems import MalformedInputError
 from tft_allennlp.common.output_paths import add_force_argument
 from tft_allennlp.viewer.page_writer import write_page
 
+MAX_PAIRS = 1000
+"""The most pairs a page shows: headless Chromium on 2 CPU cores took 9 s to draw a page of 250
+pairs, 19 s for 500, about a minute for 1,000 (6.5 MB), 3 minutes for 2,000 and did not finish
+3,000 in 150 s (benchmarks/RESULTS.md); a larger sample is several pages, one seed each."""
+
 
 @Subcommand.register("tft-show")
 class Show(Subcommand):
@@ -39,7 +44,10 @@ class Show(Subcommand):
             "words, or aligned-corpus JSON lines",
         )
         subparser.add_argument(
-            "--limit", type=positive_int, default=100, help="pairs to show (default 100)"
+            "--limit",
+            type=positive_int,
+            default=100,
+            help=f"pairs to show (default 100, at most {MAX_PAIRS}: a browser's limit)",
         )
         choice = subparser.add_mutually_exclusive_group()
         choice.add_argument(
@@ -59,6 +67,12 @@ class Show(Subcommand):
 
 def _show_from_args(args: argparse.Namespace) -> None:
     try:
+        if args.limit > MAX_PAIRS:
+            raise ConfigurationError(
+                f"--limit {args.limit}: a page of more than {MAX_PAIRS} pairs takes a browser "
+                f"minutes to open, or never opens; show at most {MAX_PAIRS} (a page per --seed "
+                "for a larger sample)"
+            )
         summary = write_page(
             args.aligned,
             args.output,
