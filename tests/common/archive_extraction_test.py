@@ -88,7 +88,8 @@ def test_a_malicious_archive_is_refused_with_nothing_written(tmp_path, kind):
     with pytest.raises(UntrustedArchiveError) as error:
         extract_archive(archive, str(target))
     message = str(error.value)
-    assert message.startswith(f"{archive}: refused: member {members[0][0].name!r}"), name
+    shown = archive_extraction.shown(members[0][0].name)  # a long name, its middle cut
+    assert message.startswith(f"{archive}: refused: member {shown}"), name
     assert "\n" not in message
     assert os.listdir(target) == []
     assert sorted(os.listdir(outside)) == ["victim.txt"]
@@ -249,3 +250,42 @@ def test_an_interrupted_extraction_leaves_nothing_and_says_so(tmp_path, monkeypa
         f"{archive}: stopped while extracting it; nothing of it was kept"
     ]
     assert not (tmp_path / "x").exists()
+
+
+def test_a_member_of_negative_size_is_refused_before_tarfile_loops_on_it(tmp_path):
+    # A GNU base-256 size of -512: tarfile would read the same header again and again.
+    header = tarfile.TarInfo("junk")
+    header.size = -512
+    good = tarfile.TarInfo("config.json")
+    good.size = 2
+    raw = good.tobuf(tarfile.GNU_FORMAT) + b"{}" + bytes(510)
+    raw += header.tobuf(tarfile.GNU_FORMAT) + bytes(2 * tarfile.BLOCKSIZE)
+    (tmp_path / "model.tar").write_bytes(raw)
+    with pytest.raises(UntrustedArchiveError, match="member 'junk' has a negative size"):
+        extract_archive(str(tmp_path / "model.tar"), str(tmp_path / "x"))
+
+
+def test_a_hard_link_to_a_member_not_extracted_is_refused(tmp_path):
+    # 40 links to a skipped 1 MiB member would each copy it out of the archive, uncounted.
+    members = [file_member("junk.bin", bytes(2**20))]
+    members += [entry_member(f"vocabulary/h{i}", tarfile.LNKTYPE, "junk.bin") for i in range(40)]
+    archive = write_tar(tmp_path / "model.tar.gz", members)
+    with pytest.raises(UntrustedArchiveError) as error:
+        extract_archive(archive, str(tmp_path / "x"))
+    assert str(error.value).startswith(
+        f"{archive}: refused: member 'vocabulary/h0' is a hard link to 'junk.bin', which is no "
+        "file extracted before it"
+    )
+    assert not (tmp_path / "x").exists()
+
+
+def test_a_member_the_file_system_refuses_is_named_in_one_line(tmp_path):
+    long_name = "vocabulary/" + "a" * 300 + ".txt"
+    archive = write_tar(tmp_path / "model.tar.gz", [file_member(long_name)])
+    with pytest.raises(UntrustedArchiveError) as error:
+        extract_archive(archive, str(tmp_path / "x"))
+    shown = "'vocabulary/" + "a" * 39 + "…" + "a" * 46 + ".txt'"
+    assert str(error.value) == (
+        f"{archive}: refused: member {shown} cannot be extracted (File name too long); nothing "
+        "was kept"
+    )

@@ -25,6 +25,7 @@ from tft_allennlp.common.untrusted_archives import (
     ArchiveMeta,
     UntrustedArchiveError,
     check_archive_config,
+    check_base_models,
     check_state,
     load_weights,
     read_json_member,
@@ -189,6 +190,7 @@ def test_the_command_line_says_one_line_and_fails(tmp_path):
         ('{"a": -Infinity}', "not plain JSON (-Infinity is not a JSON value)"),
         ('{"a": 1, "b": {"c": 1, "c": 2}}', "not plain JSON (the key 'c' twice in one object)"),
         ('{"a": "x', "not plain JSON (Unterminated string starting at"),
+        ('{"dropout": -1e999}', "not plain JSON (-1e999 is too large a number)"),
         ("[" * 65 + "]" * 65, "nested more than 64 deep"),
         ("[" * 200_000 + "]" * 200_000, "nested more than 64 deep"),
         ('local x = 1; {"a": x}', "not plain JSON (Expecting value: line 1 column 1 (char 0))"),
@@ -360,3 +362,54 @@ def test_a_pooler_file_that_fits_is_loaded(tmp_path):
     with pytest.raises(UntrustedArchiveError, match="tensor 'weight' has shape \\[4, 3\\]"):
         load_archived_pooler(str(tmp_path), target)
     assert not load_archived_pooler(str(tmp_path / "none"), target)
+
+
+def _base_copy(tmp_path, **config) -> str:
+    """A serialization directory with a copy of a base checkpoint's config (as an archive has)
+    and a weights file of 1,000 bytes."""
+    from transformers import BertConfig
+
+    copy = tmp_path / "run" / "pretrained_transformers" / "bert-0123"
+    copy.mkdir(parents=True)
+    BertConfig(**config).to_json_file(str(copy / "config.json"))
+    (tmp_path / "run" / "weights.th").write_bytes(bytes(1000))
+    return str(tmp_path / "run")
+
+
+def test_a_base_config_of_more_parameters_than_the_weights_hold_is_refused(tmp_path):
+    # Width 4, no layers: embeddings of V words, 16 positions and 2 types (V x 4 + 64 + 8), their
+    # norm (8), the pooler (4 x 4 + 4): 4V + 100 parameters, against 1,000 bytes of weights.
+    sizes = dict(hidden_size=4, num_hidden_layers=0, num_attention_heads=1, intermediate_size=4)
+    sizes.update(max_position_embeddings=16, type_vocab_size=2)
+    fits = _base_copy(tmp_path / "fits", vocab_size=225, **sizes)  # 1,000 parameters
+    check_base_models(fits, os.path.join(fits, "weights.th"))
+    folder = _base_copy(tmp_path / "bomb", vocab_size=226, **sizes)  # 1,004
+    with pytest.raises(UntrustedArchiveError) as error:
+        check_base_models(folder, os.path.join(folder, "weights.th"))
+    assert str(error.value).startswith(
+        f"{folder}/pretrained_transformers/bert-0123/config.json: refused: describes a model of "
+        "1,004 parameters, more than the 1,000 bytes of its weights could hold"
+    )
+
+
+def test_a_base_config_transformers_cannot_build_is_refused(tmp_path):
+    folder = _base_copy(tmp_path)
+    config = folder + "/pretrained_transformers/bert-0123/config.json"
+    with open(config, "w") as handle:
+        json.dump({"model_type": "nope"}, handle)
+    with pytest.raises(UntrustedArchiveError, match="config.json: refused: not the config of a"):
+        check_base_models(folder, os.path.join(folder, "weights.th"))
+
+
+def test_an_archive_without_its_base_models_files_names_no_path_to_read(tmp_path):
+    from tft_allennlp.common.transformer_source import transformer_source
+
+    folder = tmp_path / "archive"
+    folder.mkdir()
+    (folder / "weights.th").write_bytes(b"")  # an extracted archive: it holds weights.th
+    with pytest.raises(UntrustedArchiveError) as error:
+        transformer_source("/home/user/secret-model", str(folder))
+    assert str(error.value).startswith(
+        f"{folder}/config.json: refused: names the model '/home/user/secret-model' but holds no "
+        "copy of its files (pretrained_transformers/)"
+    )

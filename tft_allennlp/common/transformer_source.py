@@ -38,11 +38,13 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.models.archival import _WEIGHTS_NAME
 from safetensors import SafetensorError
 
-from tft_allennlp.common.archive_extraction import UntrustedArchiveError, archive_name
+from tft_allennlp.common.archive_extraction import (
+    ARCHIVED_TRANSFORMERS,
+    UntrustedArchiveError,
+    archive_name,
+)
 from tft_allennlp.common.untrusted_archives import check_state, check_tensors
 
-ARCHIVED_TRANSFORMERS = "pretrained_transformers"
-"""The folder of the serialization directory (and archive) that holds the copies."""
 POOLER_FILE = "dropped_pooler.safetensors"
 """The checkpoint's pooler, which the embedder drops from the model, in its copy."""
 SENTENCE_TRANSFORMERS_MODULES = "modules.json"
@@ -75,6 +77,15 @@ def transformer_source(model_name: str, serialization_dir: Optional[str] = None)
     archived = archived_copy(model_name, serialization_dir)
     if archived is not None:
         return archived
+    if serialization_dir is not None and is_extracted_archive(serialization_dir):
+        # An archive is self-contained: the name it gives is data, never a path to read or a
+        # model to download on the user's behalf.
+        where = archive_name(os.path.join(serialization_dir, "config.json"))
+        raise UntrustedArchiveError(
+            f"{where}: refused: names the model {model_name[:200]!r} but holds no copy of its "
+            f"files ({ARCHIVED_TRANSFORMERS}/); loading would read that path or download that "
+            "model, which an archive may not make the plugin do"
+        )
     source = _read_model_archive(model_name) if os.path.isfile(model_name) else model_name
     if serialization_dir is not None and not is_extracted_archive(serialization_dir):
         _copy_for_archive(source, copy_directory(model_name, serialization_dir))

@@ -56,6 +56,7 @@ from allennlp.common.registrable import Registrable
 
 import tft_allennlp_lazy
 from tft_allennlp.common.archive_extraction import (
+    ARCHIVED_TRANSFORMERS,
     UntrustedArchiveError,
     archive_name,
     archive_of,
@@ -81,16 +82,28 @@ def read_json_member(path: str, max_bytes: int = CONFIG_MAX_BYTES) -> Any:
         size = os.path.getsize(path)
     except FileNotFoundError:
         raise ConfigurationError(f"{where}: missing; not a model archive") from None
+    except OSError as error:  # a link in a loop, ...
+        raise UntrustedArchiveError(
+            f"{where}: refused: cannot be read ({error.strerror})"
+        ) from None
     if size > max_bytes:
         raise UntrustedArchiveError(
             f"{where}: refused: {size} bytes, more than the {max_bytes} an archive's JSON file "
             "may have"
         )
-    with open(path, "rb") as handle:
-        data = handle.read(max_bytes + 1)
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(max_bytes + 1)
+    except OSError as error:  # a folder, a link in a loop, ...
+        raise UntrustedArchiveError(
+            f"{where}: refused: cannot be read ({error.strerror})"
+        ) from None
     try:
         value = json.loads(
-            data.decode("utf-8"), parse_constant=_no_constant, object_pairs_hook=_unique_keys
+            data.decode("utf-8"),
+            parse_constant=_no_constant,
+            parse_float=_finite,
+            object_pairs_hook=_unique_keys,
         )
     except RecursionError:
         value = _TOO_DEEP
@@ -111,6 +124,13 @@ _TOO_DEEP = object()
 
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON value")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"{text[:40]} is too large a number")
+    return value
 
 
 def _unique_keys(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
@@ -257,6 +277,10 @@ def load_weights(path: str, map_location: Any = "cpu") -> Dict[str, torch.Tensor
         raise ConfigurationError(
             f"{archive_name(path)}: not a weights file torch can load with weights_only=True "
             f"({detail})"
+        ) from None
+    except IsADirectoryError:
+        raise UntrustedArchiveError(
+            f"{archive_name(path)}: refused: a folder, not weights"
         ) from None
     except FileNotFoundError:
         archive = archive_of(path)
@@ -411,7 +435,9 @@ def check_vocabulary(directory: str, oov_token: Optional[str] = None) -> None:
     from allennlp.data.vocabulary import DEFAULT_OOV_TOKEN, NAMESPACE_PADDING_FILE
 
     if not os.path.isdir(directory):
-        return  # AllenNLP's own error names the folder
+        raise UntrustedArchiveError(
+            f"{archive_name(directory)}: missing, or not a folder; not a model archive"
+        )
     texts: Dict[str, str] = {}
     for name in sorted(os.listdir(directory)):
         path = os.path.join(directory, name)
@@ -444,9 +470,80 @@ def check_vocabulary(directory: str, oov_token: Optional[str] = None) -> None:
 _LOADING: List[str] = []
 
 
+def check_base_models(serialization_dir: str, weights_path: str) -> None:
+    """
+    An `UntrustedArchiveError` naming the archive and the member unless the config of each copy
+    of a base checkpoint in the archive (`pretrained_transformers/*/config.json`, which the
+    model is built from before its weights are read) describes a model transformers builds,
+    with no more parameters than `weights_path` has bytes: a `vocab_size` of 10**9 in a 100 KB
+    archive would allocate 3 TB before any weight is checked. Counted on the meta device, so
+    nothing is allocated.
+    """
+    from transformers import AutoConfig, AutoModel
+
+    folder = os.path.join(serialization_dir, ARCHIVED_TRANSFORMERS)
+    if not os.path.isdir(folder) or not os.path.isfile(weights_path):
+        return  # nothing to build from, or `load_weights` says what is wrong
+    weights_bytes = os.path.getsize(weights_path)
+    for name in sorted(os.listdir(folder)):
+        path = os.path.join(folder, name, "config.json")
+        if not os.path.isfile(path):
+            continue
+        read_json_member(path)  # bounded before transformers reads it
+        try:
+            config = AutoConfig.from_pretrained(os.path.dirname(path), local_files_only=True)
+            with torch.device("meta"):
+                count = sum(p.numel() for p in AutoModel.from_config(config).parameters())
+        except Exception as error:  # transformers' errors are of every kind
+            reason = (str(error).strip().splitlines() or [type(error).__name__])[0][:160]
+            raise UntrustedArchiveError(
+                f"{archive_name(path)}: refused: not the config of a model transformers builds "
+                f"({reason})"
+            ) from None
+        if count > weights_bytes:
+            raise UntrustedArchiveError(
+                f"{archive_name(path)}: refused: describes a model of {count:,} parameters, "
+                f"more than the {weights_bytes:,} bytes of its weights could hold; building it "
+                f"would take {4 * count / 2**30:,.1f} GiB"
+            )
+
+
+def _built_from_archive(serialization_dir: str, build: Callable[[], Any]) -> Any:
+    """
+    `build()`, where any error but a one-line one (a `ConfigurationError`, an `OSError` naming
+    its file) is an `UntrustedArchiveError` naming the archive's config: a value of the wrong
+    type or range (a string as `dropout`) fails deep in a component, with no file named.
+    """
+    what: Exception
+    try:
+        return build()
+    except ConfigurationError:
+        raise
+    except OSError as error:
+        if error.filename is not None:
+            raise
+        what = error
+    except Exception as error:
+        what = error
+    reason = (str(what).strip().splitlines() or [""])[0][:160]
+    raise UntrustedArchiveError(
+        f"{archive_name(os.path.join(serialization_dir, 'config.json'))}: refused: AllenNLP "
+        f"cannot build what it describes ({type(what).__name__}: {reason})"
+    ) from what
+
+
+def _checked_dataset_readers(load: Callable[..., Any]) -> Callable[..., Any]:
+    """AllenNLP's `archival._load_dataset_readers`, its errors naming the archive's config."""
+
+    def _load_dataset_readers(config: Any, serialization_dir: str) -> Any:
+        return _built_from_archive(serialization_dir, lambda: load(config, serialization_dir))
+
+    return _load_dataset_readers
+
+
 def _checked_load_model(load: Callable[..., Any]) -> Callable[..., Any]:
-    """AllenNLP's `archival._load_model`, checking the vocabulary first, and the weights against
-    the model it builds."""
+    """AllenNLP's `archival._load_model`, checking the vocabulary and the base models' configs
+    first, and the weights against the model it builds."""
 
     def _load_model(
         config: Any, weights_path: str, serialization_dir: str, cuda_device: int
@@ -454,9 +551,13 @@ def _checked_load_model(load: Callable[..., Any]) -> Callable[..., Any]:
         vocabulary = config.as_dict(quiet=True).get("vocabulary")
         oov_token = vocabulary.get("oov_token") if isinstance(vocabulary, dict) else None
         check_vocabulary(os.path.join(serialization_dir, "vocabulary"), oov_token)
+        check_base_models(serialization_dir, weights_path)
         _LOADING.append(archive_name(weights_path))
         try:
-            return load(config, weights_path, serialization_dir, cuda_device)
+            return _built_from_archive(
+                serialization_dir,
+                lambda: load(config, weights_path, serialization_dir, cuda_device),
+            )
         finally:
             _LOADING.pop()
 
@@ -487,6 +588,7 @@ def install() -> None:
     archival.extracted_archive = extracted_archive
     archival.Params = ArchiveParams  # type: ignore[misc]
     archival.Meta = ArchiveMeta  # type: ignore[misc]
+    archival._load_dataset_readers = _checked_dataset_readers(archival._load_dataset_readers)
     archival._load_model = _checked_load_model(archival._load_model)
     Model.load_state_dict = _checked_load_state_dict(Model.load_state_dict)  # type: ignore
     nn_util.read_state_dict = read_state_dict
