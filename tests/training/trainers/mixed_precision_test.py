@@ -147,16 +147,19 @@ def test_a_users_own_onednn_cache_sizes_stay(monkeypatch):
         bound_onednn_caches(0)
 
 
-# A bfloat16 linear layer on inputs of 5, 7, 5, 7 and 5 rows, and how oneDNN's log (its verbose
-# mode) says it came by each kernel: built anew (a miss), or taken from its cache (a hit).
+# A convolution on inputs of two sizes, 5 calls, and how oneDNN's log (its verbose mode) says it
+# came by each convolution kernel: built anew (a miss), or taken from its cache (a hit). oneDNN
+# runs float32 convolutions on every x86 CPU (a bfloat16 linear layer runs elsewhere on a CPU
+# without bfloat16 instructions); each call also builds a few reorders of the data's layout,
+# which share the cache.
 KERNELS = """
 import sys, torch
 from tft_allennlp.common.onednn_caches import bound_onednn_caches
 if sys.argv[1] != "default":
     bound_onednn_caches(int(sys.argv[1]))
-weight = torch.ones(64, 32, dtype=torch.bfloat16)
-for rows in (5, 7, 5, 7, 5):
-    torch.nn.functional.linear(torch.ones(rows, 32, dtype=torch.bfloat16), weight)
+weight = torch.ones(16, 16, 3, 3)
+for size in (20, 28, 20, 28, 20):
+    torch.nn.functional.conv2d(torch.ones(4, 16, size, size), weight)
 """
 
 
@@ -164,8 +167,8 @@ for rows in (5, 7, 5, 7, 5):
     "capacity, kernels",
     [
         ("default", ["miss", "miss", "hit", "hit", "hit"]),
-        ("2", ["miss", "miss", "hit", "hit", "hit"]),
-        # One kernel kept: each shape evicts the other's.
+        ("8", ["miss", "miss", "hit", "hit", "hit"]),
+        # One kernel kept: each call's kernels evict the other size's.
         ("1", ["miss"] * 5),
     ],
 )
@@ -179,7 +182,7 @@ def test_the_bound_reaches_onednn_when_set_before_its_first_kernel(capacity, ker
         check=True,
     )
     log = result.stdout + result.stderr
-    assert re.findall(r"primitive,create:cache_(miss|hit),cpu,matmul", log) == kernels
+    assert re.findall(r"primitive,create:cache_(miss|hit),cpu,convolution", log) == kernels
 
 
 def test_float32_trains_exactly_as_gradient_descent(tmp_path):
