@@ -1641,8 +1641,16 @@ def _rewritten(
 
 
 def _member_text(archive: str, name: str) -> str:
+    """The text of `name` in `archive` (`*/NAME`: the first member whose path ends so)."""
     with tarfile.open(archive) as tar:
+        if name.startswith("*"):
+            name = next(m for m in tar.getnames() if m.endswith(name[1:]) and "/" in m)
         return tar.extractfile(name).read().decode()
+
+
+def _member_names(archive: str) -> List[str]:
+    with tarfile.open(archive) as tar:
+        return tar.getnames()
 
 
 def _archive_command(command: str, archive: str, d: pathlib.Path) -> List[str]:
@@ -1654,8 +1662,11 @@ def _archive_command(command: str, archive: str, d: pathlib.Path) -> List[str]:
     return ["tft-export", archive, str(d / "export")]
 
 
-def _hostile_config(kind: str, config: str, d: pathlib.Path) -> Dict[str, bytes]:
-    """The members that `kind` of hostile config replaces."""
+def _hostile_config(
+    kind: str, archive: str, d: pathlib.Path, bert: str, config: str
+) -> Dict[str, bytes]:
+    """The members that `kind` of hostile config replaces in `archive` (whose config.json is
+    `config`, of a model on the checkpoint `bert`)."""
     if kind == "jsonnet doing exponential work":
         program = "local f(n) = if n == 0 then 1 else f(n - 1) + f(n - 1);\n" + config.replace(
             '"model": {', '"model": {"work": f(60), ', 1
@@ -1673,6 +1684,11 @@ def _hostile_config(kind: str, config: str, d: pathlib.Path) -> Dict[str, bytes]
         return {"config.json": config[:100].encode()}
     if kind == "meta.json that is not JSON":
         return {"meta.json": b'{"version": '}
+    if kind == "a base config of 30M words (3.6 GB)":
+        base = json.loads(_member_text(archive, "*/config.json"))
+        return {"*/config.json": json.dumps({**base, "vocab_size": 30_000_000}).encode()}
+    if kind == "a base model it holds no copy of (a hub name)":
+        return {"config.json": config.replace(f'"{bert}"', '"bert-base-uncased"').encode()}
     raise ValueError(kind)
 
 
@@ -1683,12 +1699,24 @@ HOSTILE_CONFIG_KINDS = [
     "truncated config.json",
     "meta.json that is not JSON",
 ]
+# Under predict only: found by the attack on the guards themselves.
+BASE_MODEL_KINDS = [
+    "a base config of 30M words (3.6 GB)",
+    "a base model it holds no copy of (a hub name)",
+]
 
 
 def hostile_config(command: str, kind: str):
     def setup(d, a):
         source = os.path.join(a.glue_run, "model.tar.gz")
-        replaced = _hostile_config(kind, _member_text(source, "config.json"), d)
+        config = _member_text(source, "config.json")
+        replaced = _hostile_config(kind, source, d, a.bert, config)
+        if "no copy" in kind:  # the copy's folder is named after the checkpoint
+            left_out = [m for m in _member_names(source) if m.startswith("pretrained_transformers")]
+            return Run(
+                _archive_command(command, _rewritten(source, d, replaced, left_out=left_out), d),
+                environment=_glue_environment(a),
+            )
         archive = _rewritten(source, d, replaced)
         environment = {**_glue_environment(a), "TFT_SECRET": SECRET}
         return Run(_archive_command(command, archive, d), environment=environment, secret=SECRET)
@@ -1706,6 +1734,11 @@ HOSTILE_CONFIGS = [
     )
     for command in ("predict", "tft-export")
     for kind in HOSTILE_CONFIG_KINDS
+] + [
+    Case("hostile configs", f"predict: {kind}", hostile_config("predict", kind), "error", names)
+    for kind, names in zip(
+        BASE_MODEL_KINDS, (["model.tar.gz", "config.json"], ["model.tar.gz", "bert-base-uncased"])
+    )
 ]
 
 
@@ -1738,9 +1771,41 @@ def bomb(command: str):
     return setup
 
 
+def hard_link_bomb(d, a):
+    """A skipped member of 50 MiB of zeros, then 20 hard links to it among the members loading
+    reads: each link would copy it out of the archive (1 GB from 100 KB); TMPDIR stays empty."""
+    source = os.path.join(a.glue_run, "model.tar.gz")
+    path = d / "model.tar.gz"
+    with tarfile.open(source) as original, tarfile.open(path, "w:gz") as tar:
+        junk = tarfile.TarInfo("junk.bin")
+        junk.size = 50 * 2**20
+        tar.addfile(junk, io.BytesIO(bytes(junk.size)))
+        for member in original.getmembers():
+            tar.addfile(member, original.extractfile(member) if member.isfile() else None)
+        for index in range(20):
+            link = tarfile.TarInfo(f"vocabulary/.copy{index}")
+            link.type, link.linkname = tarfile.LNKTYPE, "junk.bin"
+            tar.addfile(link)
+    (d / "tmp").mkdir()
+    environment = {**_glue_environment(a), "TMPDIR": str(d / "tmp")}
+    return Run(
+        _archive_command("predict", str(path), d),
+        environment=environment,
+        harmless=lambda: _files(d / "tmp") == [],
+    )
+
+
 BOMBS = [
     Case("bombs", f"{command}: 8 GiB of zeros in 8 MB", bomb(command), "error", ["model.tar.gz"])
     for command in ("predict", "tft-export")
+] + [
+    Case(
+        "bombs",
+        "predict: 20 hard links to a skipped 50 MiB member",
+        hard_link_bomb,
+        "error",
+        ["model.tar.gz", "junk.bin"],
+    )
 ]
 
 
