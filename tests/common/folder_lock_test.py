@@ -115,3 +115,17 @@ def test_shared_holders_keep_out_an_exclusive_one_only(tmp_path):
         assert not FolderLock(str(tmp_path), shared=True).try_acquire()
     # The last shared holder removes the lock file.
     assert os.listdir(tmp_path) == []
+
+
+def test_a_lock_file_that_is_a_symbolic_link_is_replaced_not_followed(tmp_path, caplog):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("mine\n")
+    folder = tmp_path / "out"
+    folder.mkdir()
+    (folder / LOCK_FILE).symlink_to(victim)
+    with caplog.at_level(logging.WARNING):
+        with FolderLock(str(folder)):
+            assert not os.path.islink(folder / LOCK_FILE)
+            assert holder(str(folder)) is None  # this process's own lock, not another's
+    assert victim.read_text() == "mine\n"
+    assert f"removed {folder / LOCK_FILE}, a symbolic link, not a lock." in caplog.text

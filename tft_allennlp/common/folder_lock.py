@@ -47,6 +47,12 @@ _OWNER_WAIT_SECONDS = 1.0
 _held: Dict[str, "FolderLock"] = {}
 
 
+def _key(path: str) -> str:
+    """The lock file `path` as `_held` knows it: its folder's real path, and its name (a lock
+    file that is a symbolic link is replaced, not followed)."""
+    return os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
+
+
 class FolderInUseError(ConfigurationError):
     """A folder (or file) that another live command holds the lock of."""
 
@@ -106,7 +112,7 @@ class FolderLock:
         """The record this process wrote (None while it holds no exclusive lock)."""
         self.reclaimed: Optional[Dict[str, Any]] = None
         """The record of the process that held the lock before and is gone, if any."""
-        self._key = os.path.realpath(self.path)
+        self._key = _key(self.path)
         self._handle: Optional[int] = None
         self._pid = os.getpid()
         self._made_folder = False
@@ -204,7 +210,8 @@ class FolderLock:
         deadline = time.monotonic() + _RETRY_SECONDS
         while True:
             try:
-                handle = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+                flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
+                handle = os.open(self.path, flags, 0o644)
             except FileNotFoundError:  # the folder was removed meanwhile (its owner made it)
                 if not self.create:
                     raise ConfigurationError(
@@ -216,6 +223,13 @@ class FolderLock:
                 raise ConfigurationError(
                     f"{self.what}: {self.path} is a directory; remove it to write here"
                 ) from None
+            except OSError as error:
+                if error.errno != errno.ELOOP:
+                    raise
+                # A symbolic link, which no command writes: locking would lock its target.
+                logger.warning("%s: removed %s, a symbolic link, not a lock.", self.what, self.path)
+                os.unlink(self.path)
+                continue
             try:
                 fcntl.flock(handle, mode | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -302,7 +316,7 @@ def holder(folder: str, name: str = LOCK_FILE) -> Optional[Dict[str, Any]]:
     is not known yet), or None where none does (or this process holds it).
     """
     path = os.path.join(folder, name)
-    held = _held.get(os.path.realpath(path))
+    held = _held.get(_key(path))
     if held is not None and held._pid == os.getpid():
         return None
     try:
