@@ -366,29 +366,30 @@ def test_a_pooler_file_that_fits_is_loaded(tmp_path):
 
 def _base_copy(tmp_path, **config) -> str:
     """A serialization directory with a copy of a base checkpoint's config (as an archive has)
-    and a weights file of 1,000 bytes."""
+    and weights of 1,000 values."""
     from transformers import BertConfig
 
     copy = tmp_path / "run" / "pretrained_transformers" / "bert-0123"
     copy.mkdir(parents=True)
     BertConfig(**config).to_json_file(str(copy / "config.json"))
-    (tmp_path / "run" / "weights.th").write_bytes(bytes(1000))
+    torch.save({"a": torch.zeros(600), "b": torch.zeros(20, 20)}, tmp_path / "run" / "weights.th")
     return str(tmp_path / "run")
 
 
 def test_a_base_config_of_more_parameters_than_the_weights_hold_is_refused(tmp_path):
     # Width 4, no layers: embeddings of V words, 16 positions and 2 types (V x 4 + 64 + 8), their
-    # norm (8), the pooler (4 x 4 + 4): 4V + 100 parameters, against 1,000 bytes of weights.
+    # norm (8), the pooler (4 x 4 + 4): 4V + 100 parameters, against weights of 1,000 values, of
+    # which the model may have twice as many (the weights lack the pooler the model drops).
     sizes = dict(hidden_size=4, num_hidden_layers=0, num_attention_heads=1, intermediate_size=4)
     sizes.update(max_position_embeddings=16, type_vocab_size=2)
-    fits = _base_copy(tmp_path / "fits", vocab_size=225, **sizes)  # 1,000 parameters
+    fits = _base_copy(tmp_path / "fits", vocab_size=475, **sizes)  # 2,000 parameters
     check_base_models(fits, os.path.join(fits, "weights.th"))
-    folder = _base_copy(tmp_path / "bomb", vocab_size=226, **sizes)  # 1,004
+    folder = _base_copy(tmp_path / "bomb", vocab_size=476, **sizes)  # 2,004
     with pytest.raises(UntrustedArchiveError) as error:
         check_base_models(folder, os.path.join(folder, "weights.th"))
     assert str(error.value).startswith(
         f"{folder}/pretrained_transformers/bert-0123/config.json: refused: describes a model of "
-        "1,004 parameters, more than the 1,000 bytes of its weights could hold"
+        "2,004 parameters, more than twice the 1,000 values of its weights"
     )
 
 

@@ -45,6 +45,7 @@ import os
 import pickle
 import re
 import warnings
+import zipfile
 from collections import OrderedDict
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple, Union
 
@@ -252,7 +253,9 @@ def _items(value: Any, path: str = "") -> Iterator[tuple]:
             yield from _items(item, f"{path}[{index}]")
 
 
-def load_weights(path: str, map_location: Any = "cpu") -> Dict[str, torch.Tensor]:
+def load_weights(
+    path: str, map_location: Any = "cpu", mmap: bool = False
+) -> Dict[str, torch.Tensor]:
     """
     `torch.load(path, weights_only=True)`, checked to be a mapping of names to tensors whose
     floating values are all finite. A file that holds other objects (a pickle that would run
@@ -263,7 +266,9 @@ def load_weights(path: str, map_location: Any = "cpu") -> Dict[str, torch.Tensor
         with warnings.catch_warnings():
             # torch's note on a pickle protocol other than its own: the refusal below says more.
             warnings.filterwarnings("ignore", message="Detected pickle protocol")
-            state = torch.load(path, map_location=map_location, weights_only=True)
+            # Mapped, the tensors are read as they are used (a file of torch's zip format only).
+            mapped = mmap and zipfile.is_zipfile(path)
+            state = torch.load(path, map_location=map_location, weights_only=True, mmap=mapped)
     except pickle.UnpicklingError as error:
         found = re.search(r"GLOBAL (\S+)|whose module (\S+) is blocked", str(error))
         if found is not None:
@@ -475,16 +480,17 @@ def check_base_models(serialization_dir: str, weights_path: str) -> None:
     An `UntrustedArchiveError` naming the archive and the member unless the config of each copy
     of a base checkpoint in the archive (`pretrained_transformers/*/config.json`, which the
     model is built from before its weights are read) describes a model transformers builds,
-    with no more parameters than `weights_path` has bytes: a `vocab_size` of 10**9 in a 100 KB
-    archive would allocate 3 TB before any weight is checked. Counted on the meta device, so
-    nothing is allocated.
+    with no more than twice as many parameters as `weights_path` holds values (`load_weights`
+    checks the file first, mapped rather than read): a `vocab_size` of 10**9 in a 100 KB archive
+    would allocate
+    128 GB before any weight is checked. Counted on the meta device, so nothing is allocated.
     """
     from transformers import AutoConfig, AutoModel
 
     folder = os.path.join(serialization_dir, ARCHIVED_TRANSFORMERS)
     if not os.path.isdir(folder) or not os.path.isfile(weights_path):
         return  # nothing to build from, or `load_weights` says what is wrong
-    weights_bytes = os.path.getsize(weights_path)
+    values = sum(tensor.numel() for tensor in load_weights(weights_path, mmap=True).values())
     for name in sorted(os.listdir(folder)):
         path = os.path.join(folder, name, "config.json")
         if not os.path.isfile(path):
@@ -500,11 +506,13 @@ def check_base_models(serialization_dir: str, weights_path: str) -> None:
                 f"{archive_name(path)}: refused: not the config of a model transformers builds "
                 f"({reason})"
             ) from None
-        if count > weights_bytes:
+        # Twice: the weights lack what the model drops (the pooler) and may hold resized
+        # embeddings; a bomb is orders of magnitude over.
+        if count > 2 * values:
             raise UntrustedArchiveError(
                 f"{archive_name(path)}: refused: describes a model of {count:,} parameters, "
-                f"more than the {weights_bytes:,} bytes of its weights could hold; building it "
-                f"would take {4 * count / 2**30:,.1f} GiB"
+                f"more than twice the {values:,} values of its weights; building it would take "
+                f"{4 * count / 2**30:,.1f} GiB"
             )
 
 
