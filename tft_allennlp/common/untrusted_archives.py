@@ -54,6 +54,7 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.common.meta import Meta
 from allennlp.common.params import Params, parse_overrides, with_overrides
 from allennlp.common.registrable import Registrable
+from torch.utils._device import DeviceContext
 
 import tft_allennlp_lazy
 from tft_allennlp.common.archive_extraction import (
@@ -486,6 +487,7 @@ def check_base_models(serialization_dir: str, weights_path: str) -> None:
     128 GB before any weight is checked. Counted on the meta device, so nothing is allocated.
     """
     from transformers import AutoConfig, AutoModel
+    from transformers.modeling_utils import no_init_weights
 
     folder = os.path.join(serialization_dir, ARCHIVED_TRANSFORMERS)
     if not os.path.isdir(folder) or not os.path.isfile(weights_path):
@@ -498,7 +500,8 @@ def check_base_models(serialization_dir: str, weights_path: str) -> None:
         read_json_member(path)  # bounded before transformers reads it
         try:
             config = AutoConfig.from_pretrained(os.path.dirname(path), local_files_only=True)
-            with torch.device("meta"):
+            # No initialisation: on the meta device it would import torch's compiler (2 s).
+            with _OnMeta(torch.device("meta")), no_init_weights():
                 count = sum(p.numel() for p in AutoModel.from_config(config).parameters())
         except Exception as error:  # transformers' errors are of every kind
             reason = (str(error).strip().splitlines() or [type(error).__name__])[0][:160]
@@ -514,6 +517,19 @@ def check_base_models(serialization_dir: str, weights_path: str) -> None:
                 f"more than twice the {values:,} values of its weights; building it would take "
                 f"{4 * count / 2**30:,.1f} GiB"
             )
+
+
+class _OnMeta(DeviceContext):
+    """
+    torch's context of a default device (`with torch.device("meta")`), but for `arange`, which
+    builds the buffers of positions: on the meta device it goes through torch's Python
+    decompositions, whose first use imports torch's symbolic shapes (0.5 s of every `predict`).
+    """
+
+    def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        if func is torch.arange:
+            return func(*args, **(kwargs or {}))
+        return super().__torch_function__(func, types, args, kwargs)
 
 
 def _built_from_archive(serialization_dir: str, build: Callable[[], Any]) -> Any:
