@@ -47,7 +47,7 @@ import re
 import warnings
 import zipfile
 from collections import OrderedDict
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Mapping, NamedTuple, Optional, Tuple, Union
 
 import torch
 from allennlp.common.checks import ConfigurationError
@@ -399,13 +399,17 @@ def read_state_dict(
 ) -> Dict[str, torch.Tensor]:
     """
     AllenNLP's `nn.util.read_state_dict` (the same arguments and result), loading through
-    `load_weights`.
+    `load_weights`, or taking what it loaded of `path` for the archive's model being built.
     """
     from allennlp.nn.util import device_mapping
 
     if ignore is not None and not isinstance(ignore, list):
         raise ValueError("'ignore' parameter should be a list")
-    state = load_weights(str(path), map_location=device_mapping(cuda_device))
+    loading = _LOADING[-1] if _LOADING and _LOADING[-1].path == str(path) else None
+    if loading is not None:
+        state = loading.state  # on the CPU: `load_state_dict` copies it to the model's device
+    else:
+        state = load_weights(str(path), map_location=device_mapping(cuda_device))
     patterns = [re.compile(pattern) for pattern in ignore or []]
     ignore_used = [False] * len(patterns)
     strip_prefix_used = False
@@ -472,27 +476,34 @@ def check_vocabulary(directory: str, oov_token: Optional[str] = None) -> None:
             )
 
 
-# The archive (or file) whose weights are loading, while `archival._load_model` runs.
-_LOADING: List[str] = []
+class _Loading(NamedTuple):
+    """The weights of an archive's model while `archival._load_model` builds it: how messages
+    name them, their file, and what `load_weights` read of it (which `read_state_dict` hands on
+    rather than reading the file again)."""
+
+    source: str
+    path: str
+    state: Dict[str, torch.Tensor]
 
 
-def check_base_models(serialization_dir: str, weights_path: str) -> None:
+_LOADING: List[_Loading] = []
+
+
+def check_base_models(serialization_dir: str, values: int) -> None:
     """
     An `UntrustedArchiveError` naming the archive and the member unless the config of each copy
     of a base checkpoint in the archive (`pretrained_transformers/*/config.json`, which the
     model is built from before its weights are read) describes a model transformers builds,
-    with no more than twice as many parameters as `weights_path` holds values (`load_weights`
-    checks the file first, mapped rather than read): a `vocab_size` of 10**9 in a 100 KB archive
-    would allocate
-    128 GB before any weight is checked. Counted on the meta device, so nothing is allocated.
+    with no more than twice as many parameters as the weights hold `values`: a `vocab_size` of
+    10**9 in a 100 KB archive would allocate 128 GB before any weight is checked. Counted on the
+    meta device, so nothing is allocated.
     """
     from transformers import AutoConfig, AutoModel
     from transformers.modeling_utils import no_init_weights
 
     folder = os.path.join(serialization_dir, ARCHIVED_TRANSFORMERS)
-    if not os.path.isdir(folder) or not os.path.isfile(weights_path):
-        return  # nothing to build from, or `load_weights` says what is wrong
-    values = sum(tensor.numel() for tensor in load_weights(weights_path, mmap=True).values())
+    if not os.path.isdir(folder):
+        return  # nothing to build from
     for name in sorted(os.listdir(folder)):
         path = os.path.join(folder, name, "config.json")
         if not os.path.isfile(path):
@@ -566,8 +577,8 @@ def _checked_dataset_readers(load: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _checked_load_model(load: Callable[..., Any]) -> Callable[..., Any]:
-    """AllenNLP's `archival._load_model`, checking the vocabulary and the base models' configs
-    first, and the weights against the model it builds."""
+    """AllenNLP's `archival._load_model`, checking the vocabulary, the weights (read once, mapped)
+    and the base models' configs first, and the weights against the model it builds."""
 
     def _load_model(
         config: Any, weights_path: str, serialization_dir: str, cuda_device: int
@@ -575,8 +586,9 @@ def _checked_load_model(load: Callable[..., Any]) -> Callable[..., Any]:
         vocabulary = config.as_dict(quiet=True).get("vocabulary")
         oov_token = vocabulary.get("oov_token") if isinstance(vocabulary, dict) else None
         check_vocabulary(os.path.join(serialization_dir, "vocabulary"), oov_token)
-        check_base_models(serialization_dir, weights_path)
-        _LOADING.append(archive_name(weights_path))
+        state = load_weights(weights_path, mmap=True)
+        check_base_models(serialization_dir, sum(tensor.numel() for tensor in state.values()))
+        _LOADING.append(_Loading(archive_name(weights_path), str(weights_path), state))
         try:
             return _built_from_archive(
                 serialization_dir,
@@ -595,7 +607,7 @@ def _checked_load_state_dict(load_state_dict: Callable[..., Any]) -> Callable[..
         self: torch.nn.Module, state_dict: Any, *args: Any, **kwargs: Any
     ) -> Any:
         if _LOADING:
-            check_state(self, state_dict, _LOADING[-1])
+            check_state(self, state_dict, _LOADING[-1].source)
         return load_state_dict(self, state_dict, *args, **kwargs)
 
     return checked_load_state_dict
