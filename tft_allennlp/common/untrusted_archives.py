@@ -185,11 +185,6 @@ def read_archive_config(path: str) -> Dict[str, Any]:
     return config
 
 
-def check_archive_config(serialization_dir: str) -> Dict[str, Any]:
-    """The config of the archive extracted to `serialization_dir` (`read_archive_config`)."""
-    return read_archive_config(os.path.join(serialization_dir, "config.json"))
-
-
 class ArchiveParams(Params):
     """
     AllenNLP's `Params` for `load_archive`: `from_file` reads the archive's config as data
