@@ -357,15 +357,18 @@ def _gone(owner: Dict[str, Any]) -> bool:
         pid = int(owner["pid"])
     except (KeyError, TypeError, ValueError):
         return True
-    if pid == os.getpid():
-        return False
+    return pid != os.getpid() and not process_alive(pid)
+
+
+def process_alive(pid: int) -> bool:
+    """Whether process `pid` of this host runs, as far as can be told (another user's does)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
-        return True
-    except PermissionError:
         return False
-    return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _same_file(handle: int, path: str) -> bool:

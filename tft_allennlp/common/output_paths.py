@@ -38,7 +38,14 @@ from typing import Iterable, Iterator, List, Optional, Sequence
 
 from allennlp.common.checks import ConfigurationError
 
-from tft_allennlp.common.folder_lock import HOST, FolderLock, check_free, is_lock_file, lock_name
+from tft_allennlp.common.folder_lock import (
+    HOST,
+    FolderLock,
+    check_free,
+    is_lock_file,
+    lock_name,
+    process_alive,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -47,8 +54,6 @@ STAGING_PREFIX = ".tft-staging."
 # The marker that older versions left in a directory they were writing ({"host", "pid", ...});
 # one of a process that is gone is removed, alone.
 PARTIAL_MARKER = ".tft-partial.json"
-# This machine, as drafts and markers name it.
-_HOST = HOST
 
 
 def add_force_argument(subparser: argparse.ArgumentParser, what: str) -> None:
@@ -62,12 +67,12 @@ def add_force_argument(subparser: argparse.ArgumentParser, what: str) -> None:
 
 def draft_name(target: str) -> str:
     """The draft of `target` that this process writes (beside it, renamed over it at the end)."""
-    return f"{target}.{_HOST}.{os.getpid()}.tmp"
+    return f"{target}.{HOST}.{os.getpid()}.tmp"
 
 
 def staging_name(directory: str) -> str:
     """The staging folder this process writes in `directory` (`.tft-staging.HOST.PID`)."""
-    return os.path.join(directory, f"{STAGING_PREFIX}{_HOST}.{os.getpid()}")
+    return os.path.join(directory, f"{STAGING_PREFIX}{HOST}.{os.getpid()}")
 
 
 def check_output_file(path: str, force: bool, inputs: Iterable[Optional[str]] = ()) -> str:
@@ -239,11 +244,11 @@ def is_leftover(directory: str, entry: str) -> bool:
     path = os.path.join(directory, entry)
     if entry == PARTIAL_MARKER:
         return _old_marker_of_the_gone(directory)
-    staging = re.match(rf"^{re.escape(STAGING_PREFIX + _HOST)}\.(?P<pid>\d+)$", entry)
+    staging = re.match(rf"^{re.escape(STAGING_PREFIX + HOST)}\.(?P<pid>\d+)$", entry)
     if staging is not None:
         real_folder = os.path.isdir(path) and not os.path.islink(path)
         return real_folder and _gone(None, int(staging.group("pid")))
-    draft = re.match(rf"^.+\.{re.escape(_HOST)}\.(?P<pid>\d+)\.tmp$", entry)
+    draft = re.match(rf"^.+\.{re.escape(HOST)}\.(?P<pid>\d+)\.tmp$", entry)
     return draft is not None and os.path.isfile(path) and _gone(None, int(draft.group("pid")))
 
 
@@ -254,9 +259,9 @@ def remove_stale_drafts(directory: str, name: Optional[str] = None) -> List[str]
     returns their paths.
     """
     if name is None:
-        pattern = re.compile(rf"^.+\.{re.escape(_HOST)}\.(?P<pid>\d+)\.tmp$")
+        pattern = re.compile(rf"^.+\.{re.escape(HOST)}\.(?P<pid>\d+)\.tmp$")
     else:
-        pattern = re.compile(rf"^{re.escape(name)}(\.{re.escape(_HOST)})?\.(?P<pid>\d+)\.tmp$")
+        pattern = re.compile(rf"^{re.escape(name)}(\.{re.escape(HOST)})?\.(?P<pid>\d+)\.tmp$")
     removed = []
     for entry in os.listdir(directory):
         match = pattern.match(entry)
@@ -282,17 +287,10 @@ def _old_marker_of_the_gone(directory: str) -> bool:
 
 def _gone(host: Optional[str], pid: int) -> bool:
     """Whether process `pid` of `host` (None: this host) has ended, as far as can be told."""
-    if host is not None and host != _HOST:
+    if host is not None and host != HOST:
         return False
-    if pid == os.getpid():
-        return True  # an earlier, failed command of this process
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
+    # This process's own: an earlier, failed command of it.
+    return pid == os.getpid() or not process_alive(pid)
 
 
 def _contents(directory: str) -> List[str]:
