@@ -29,14 +29,13 @@ from tft_allennlp.alignment.pipeline import (
     resolve_spacy_model,
 )
 from tft_allennlp.commands.arguments import float_in, json_object, positive_int
-from tft_allennlp.common.atomic_files import naming_path
 from tft_allennlp.common.console import stopped
 from tft_allennlp.common.input_problems import (
     InputProblems,
     MalformedInputError,
     check_regular_file,
 )
-from tft_allennlp.common.output_paths import add_force_argument, draft_name, locked_output_file
+from tft_allennlp.common.output_paths import add_force_argument, drafted_file, locked_output_file
 
 logger = logging.getLogger(__name__)
 
@@ -199,29 +198,19 @@ def align_file(
             pairs = itertools.islice(pairs, limit)
         started = time.perf_counter()
         written = phrases = alignments = 0
-        draft = draft_name(target)
-        try:
-            output = open(draft, "x", encoding="utf-8")
-        except OSError as error:
-            raise ConfigurationError(f"{output_path}: cannot write: {error.strerror}") from None
-        try:
-            with naming_path(output_path), output:
-                lines = align_stream(pairs, spacy_model, workers, batch_size, aligner, packages)
-                for number, line in Tqdm.tqdm(lines, desc="aligning", unit=" pairs"):
-                    record = json.loads(line)
-                    if "error" in record:
-                        problems.reject(number, record["error"])
-                        continue
-                    output.write(line + "\n")
-                    written += 1
-                    phrases += len(record["source_phrases"]) + len(record["target_phrases"])
-                    alignments += len(record["alignments"])
+        with drafted_file(target, output_path) as output:
+            lines = align_stream(pairs, spacy_model, workers, batch_size, aligner, packages)
+            for number, line in Tqdm.tqdm(lines, desc="aligning", unit=" pairs"):
+                record = json.loads(line)
+                if "error" in record:
+                    problems.reject(number, record["error"])
+                    continue
+                output.write(line + "\n")
+                written += 1
+                phrases += len(record["source_phrases"]) + len(record["target_phrases"])
+                alignments += len(record["alignments"])
             problems.num_records = written
-            _require_pairs(problems, counts)
-            os.replace(draft, target)
-        except BaseException:
-            os.remove(draft)
-            raise
+            _require_pairs(problems, counts)  # else the draft goes, and the output stays
     seconds = time.perf_counter() - started
     problems.log_summary("lines")
     summary = {

@@ -34,10 +34,11 @@ import logging
 import os
 import re
 import shutil
-from typing import Iterable, Iterator, List, Optional, Sequence
+from typing import Iterable, Iterator, List, Optional, Sequence, TextIO
 
 from allennlp.common.checks import ConfigurationError
 
+from tft_allennlp.common.atomic_files import naming_path
 from tft_allennlp.common.folder_lock import (
     HOST,
     FolderLock,
@@ -68,6 +69,27 @@ def add_force_argument(subparser: argparse.ArgumentParser, what: str) -> None:
 def draft_name(target: str) -> str:
     """The draft of `target` that this process writes (beside it, renamed over it at the end)."""
     return f"{target}.{HOST}.{os.getpid()}.tmp"
+
+
+@contextlib.contextmanager
+def drafted_file(target: str, path: str) -> Iterator[TextIO]:
+    """
+    The open draft of the text file `target` (`draft_name`), renamed over `target` once the
+    block ends without an error, and removed on any error, so that `target` is as it was. Errors
+    of writing it name `path`, the output as the user gave it.
+    """
+    draft = draft_name(target)
+    try:
+        handle = open(draft, "x", encoding="utf-8")
+    except OSError as error:
+        raise ConfigurationError(f"{path}: cannot write: {error.strerror}") from None
+    try:
+        with naming_path(path), handle:
+            yield handle
+        os.replace(draft, target)
+    except BaseException:
+        os.remove(draft)
+        raise
 
 
 def staging_name(directory: str) -> str:

@@ -8,11 +8,9 @@ import os
 import time
 from typing import Any, Dict, List, Optional
 
-from allennlp.common.checks import ConfigurationError
 from allennlp.common.util import JsonDict
 
-from tft_allennlp.common.atomic_files import naming_path
-from tft_allennlp.common.output_paths import draft_name, locked_output_file
+from tft_allennlp.common.output_paths import drafted_file, locked_output_file
 from tft_allennlp.viewer.corpus_labels import corpus_labels, reader_sampling
 from tft_allennlp.viewer.gold_marks import Gold
 from tft_allennlp.viewer.html_page import render_page
@@ -106,17 +104,7 @@ def write_page(
             sources["gold"] = gold
         title = f"Aligned phrases of {os.path.basename(aligned)}"
         page = render_page(title, sources, summary, views)
-        draft = draft_name(target)
-        try:
-            handle = open(draft, "x", encoding="utf-8")
-        except OSError as error:
-            raise ConfigurationError(f"{output}: cannot write: {error.strerror}") from None
-        try:
-            with naming_path(output), handle:
-                handle.write(page)
-            os.replace(draft, target)
-        except BaseException:
-            os.remove(draft)
-            raise
+        with drafted_file(target, output) as handle:
+            handle.write(page)
     summary["seconds"] = round(time.perf_counter() - started, 1)
     return summary
