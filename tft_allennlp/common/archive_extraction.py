@@ -194,11 +194,12 @@ def extract_archive(
             f"{name}: not a readable model archive (a model.tar.gz, or a serialization "
             f"directory): {what.splitlines()[0] if what else type(error).__name__}"
         ) from None
+    except ConfigurationError:
+        raise  # its message says it all
     except BaseException as error:
-        # Ctrl-C, or SIGTERM (AllenNLP's `SigTermReceived`, whose module imports spaCy): the
-        # command's last line says what was stopped.
-        if not isinstance(error, Exception) or type(error).__name__ == "SigTermReceived":
-            error.add_note(f"{name}: stopped while extracting it; nothing of it was kept")
+        # Ctrl-C, SIGTERM (AllenNLP's `SigTermReceived`) or a failure: the line the command ends
+        # with for an interruption (`console`) says what was stopped.
+        error.add_note(f"{name}: stopped while extracting it; nothing of it was kept")
         raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)
