@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterator, List, Optional, Tuple, Union
 
 from allennlp.common.checks import ConfigurationError
 
-from tft_allennlp.common.folder_lock import LOCK_FILE, FolderLock, holder
+from tft_allennlp.common.folder_lock import FolderLock, holder, is_lock_file
 from tft_allennlp.common.transformer_source import ARCHIVED_TRANSFORMERS
 
 logger = logging.getLogger(__name__)
@@ -44,18 +44,15 @@ LEFT_BY_A_FAILED_START = (
     "vocabulary",
     ARCHIVED_TRANSFORMERS,
 )
-# What every run writes first and removes when it ends, and is no part of the run: its lock
-# (and the lock's draft, `.tft-lock.HOST.PID.tmp`, which only a kill leaves).
-LOCK_FILES = (LOCK_FILE, LOCK_FILE + ".*.tmp")
 
 
 def run_contents(directory: str) -> List[str]:
-    """What `directory` holds of a run: its entries but the lock files (`LOCK_FILES`)."""
-    return [
-        name
-        for name in os.listdir(directory)
-        if not any(fnmatch.fnmatch(name, pattern) for pattern in LOCK_FILES)
-    ]
+    """
+    What `directory` holds of a run: its entries but the lock, which every run writes first and
+    removes when it ends, and is no part of the run (and the lock's draft,
+    `.tft-lock.HOST.PID.tmp`, which only a kill leaves: `folder_lock.is_lock_file`).
+    """
+    return [name for name in os.listdir(directory) if not is_lock_file(name)]
 
 
 def left_by_a_failed_start(directory: str) -> bool:
