@@ -1179,15 +1179,33 @@ def malicious_archive(kind: str, archive: str, directory: pathlib.Path) -> str:
     outside.mkdir()
     (outside / VICTIM[0]).write_text(VICTIM[1])
     extra, replaced = _malicious(kind, archive, outside)
+    return _rewritten(archive, directory, replaced, extra)
+
+
+def _rewritten(
+    archive: str,
+    directory: pathlib.Path,
+    replaced: Optional[Dict[str, bytes]] = None,
+    added: Sequence[Tuple[tarfile.TarInfo, Optional[bytes]]] = (),
+    left_out: Sequence[str] = (),
+) -> str:
+    """
+    `archive` with members replaced (name -> bytes; `*/NAME`: each whose path ends so), added
+    (`_member`, `_link`, `_special`) and left out, as DIR/model.tar.gz.
+    """
+    replaced = replaced or {}
     path = directory / "model.tar.gz"
     with tarfile.open(archive) as source, tarfile.open(path, "w:gz") as target:
         for member in source.getmembers():
+            if member.name in left_out:
+                continue
             data = source.extractfile(member).read() if member.isfile() else None
-            if member.name in replaced:
-                data = replaced[member.name]
-                member.size = len(data)
+            for name, new in replaced.items():
+                if member.name == name or (name.startswith("*") and member.name.endswith(name[1:])):
+                    data = new
+                    member.size = len(data)
             target.addfile(member, io.BytesIO(data) if data is not None else None)
-        for member, data in extra:
+        for member, data in added:
             target.addfile(member, io.BytesIO(data) if data is not None else None)
     return str(path)
 
@@ -1613,33 +1631,6 @@ EXPERIMENT_SPEC_62 = [
 SECRET = "s3cret-7f3a"  # in a file and a variable that an archive's config tries to read
 
 
-def _rewritten(
-    archive: str,
-    directory: pathlib.Path,
-    replaced: Optional[Dict[str, bytes]] = None,
-    added: Sequence[Tuple[str, bytes]] = (),
-    left_out: Sequence[str] = (),
-) -> str:
-    """`archive` with members replaced (name -> bytes), added and left out: DIR/model.tar.gz."""
-    replaced = replaced or {}
-    path = directory / "model.tar.gz"
-    with tarfile.open(archive) as source, tarfile.open(path, "w:gz") as target:
-        for member in source.getmembers():
-            if member.name in left_out:
-                continue
-            data = source.extractfile(member).read() if member.isfile() else None
-            for name, new in replaced.items():
-                if member.name == name or (name.startswith("*") and member.name.endswith(name[1:])):
-                    data = new
-                    member.size = len(data)
-            target.addfile(member, io.BytesIO(data) if data is not None else None)
-        for name, data in added:
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            target.addfile(info, io.BytesIO(data))
-    return str(path)
-
-
 def _member_text(archive: str, name: str) -> str:
     """The text of `name` in `archive` (`*/NAME`: the first member whose path ends so)."""
     with tarfile.open(archive) as tar:
@@ -1772,24 +1763,15 @@ def bomb(command: str):
 
 
 def hard_link_bomb(d, a):
-    """A skipped member of 50 MiB of zeros, then 20 hard links to it among the members loading
+    """A member loading skips, 50 MiB of zeros, then 20 hard links to it among the members it
     reads: each link would copy it out of the archive (1 GB from 100 KB); TMPDIR stays empty."""
-    source = os.path.join(a.glue_run, "model.tar.gz")
-    path = d / "model.tar.gz"
-    with tarfile.open(source) as original, tarfile.open(path, "w:gz") as tar:
-        junk = tarfile.TarInfo("junk.bin")
-        junk.size = 50 * 2**20
-        tar.addfile(junk, io.BytesIO(bytes(junk.size)))
-        for member in original.getmembers():
-            tar.addfile(member, original.extractfile(member) if member.isfile() else None)
-        for index in range(20):
-            link = tarfile.TarInfo(f"vocabulary/.copy{index}")
-            link.type, link.linkname = tarfile.LNKTYPE, "junk.bin"
-            tar.addfile(link)
+    links = [_link(f"vocabulary/.copy{i}", "junk.bin", tarfile.LNKTYPE) for i in range(20)]
+    added = [_member("junk.bin", bytes(50 * 2**20)), *links]
+    path = _rewritten(os.path.join(a.glue_run, "model.tar.gz"), d, added=added)
     (d / "tmp").mkdir()
     environment = {**_glue_environment(a), "TMPDIR": str(d / "tmp")}
     return Run(
-        _archive_command("predict", str(path), d),
+        _archive_command("predict", path, d),
         environment=environment,
         harmless=lambda: _files(d / "tmp") == [],
     )
@@ -1868,7 +1850,7 @@ def bad_weights(command: str, kind: str):
     def setup(d, a):
         source = os.path.join(a.glue_run, "model.tar.gz")
         replaced, left_out = _bad_weights(kind, source)
-        added = [("vocabulary/ .txt", b"a\nb\n")] if "vocabulary" in kind else []
+        added = [_member("vocabulary/ .txt", b"a\nb\n")] if "vocabulary" in kind else []
         archive = _rewritten(source, d, replaced, added, left_out)
         return Run(_archive_command(command, archive, d), environment=_glue_environment(a))
 
