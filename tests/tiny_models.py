@@ -92,7 +92,7 @@ def _tokenizer(architecture: str, directory: str):
             "electra": transformers.ElectraTokenizerFast,
             "mpnet": transformers.MPNetTokenizerFast,
         }[architecture]
-        return kind(vocab_file=path, do_lower_case=True)
+        return kind(vocab=path, do_lower_case=True)
     if architecture == "roberta":
         from tokenizers import ByteLevelBPETokenizer
 
@@ -105,8 +105,8 @@ def _tokenizer(architecture: str, directory: str):
         )
         bpe.save_model(directory)
         return transformers.RobertaTokenizerFast(
-            vocab_file=os.path.join(directory, "vocab.json"),
-            merges_file=os.path.join(directory, "merges.txt"),
+            vocab=os.path.join(directory, "vocab.json"),
+            merges=os.path.join(directory, "merges.txt"),
         )
     if architecture == "deberta-v2":
         import sentencepiece
@@ -133,8 +133,7 @@ def _tokenizer(architecture: str, directory: str):
         )
         os.remove(text)
         os.remove(os.path.join(directory, "spm.vocab"))
-        transformers.DebertaV2Tokenizer(
-            vocab_file=os.path.join(directory, "spm.model")
-        ).save_pretrained(directory)
+        # transformers converts the SentencePiece model it finds in the folder.
+        transformers.DebertaV2Tokenizer.from_pretrained(directory).save_pretrained(directory)
         return transformers.DebertaV2TokenizerFast.from_pretrained(directory)
     raise ValueError(f"Unknown architecture {architecture!r}; choose from {ARCHITECTURES}.")

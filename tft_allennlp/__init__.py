@@ -8,7 +8,13 @@ applies the plugin's changes to AllenNLP, each listed with why and how to remove
 jsonnet's import path.
 """
 
-from tft_allennlp import (
+import tft_host_patches
+
+# The stack's gaps first: AllenNLP does not import on today's Hugging Face stack without them
+# (the start-up hook has done this already where the plugin is installed).
+tft_host_patches.install_at_startup()
+
+from tft_allennlp import (  # noqa: E402
     archives,
     commands,
     data_loaders,

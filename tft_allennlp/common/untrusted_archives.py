@@ -494,7 +494,7 @@ def check_base_models(serialization_dir: str, values: int) -> None:
     meta device, so nothing is allocated.
     """
     from transformers import AutoConfig, AutoModel
-    from transformers.modeling_utils import no_init_weights
+    from transformers.initialization import no_init_weights
 
     folder = os.path.join(serialization_dir, ARCHIVED_TRANSFORMERS)
     if not os.path.isdir(folder):

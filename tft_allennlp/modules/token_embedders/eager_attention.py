@@ -24,12 +24,13 @@ backward, 23 -> 13 ms. Key and value projections that are not plain linear layer
 from typing import Any, Optional
 
 import torch
-from transformers.models.bert.modeling_bert import BertSelfAttention
+from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
+from transformers.models.bert.modeling_bert import BertSelfAttention, eager_attention_forward
 from transformers.models.roberta.modeling_roberta import RobertaSelfAttention
 
-# transformers' eager self-attention classes of the architectures the first-token path runs (the
-# SDPA ones are their subclasses, and stay as they are).
-_EAGER = (BertSelfAttention, RobertaSelfAttention)
+# transformers' self-attention classes of the architectures the first-token path runs; each
+# calls the attention function its config names (`_attn_implementation`): "eager" is fused here.
+_SELF_ATTENTION = (BertSelfAttention, RobertaSelfAttention)
 
 
 def layer_states(
@@ -66,12 +67,12 @@ def layer_states(
         else:
             context = _attention_context(attention.self, queries, keys, additive_mask)
         attended = attention.output(context, queries)
-    elif queries is keys:
-        return layer(queries, attention_mask=additive_mask)[0]
+    elif queries is keys or _hooked((layer, attention, attention.self)):
+        # The layer as the model calls it, its hooks included; the first positions cut after.
+        return layer(keys, attention_mask=additive_mask)[:, : queries.size(1)]
     else:
-        attended = attention(
-            queries, encoder_hidden_states=keys, encoder_attention_mask=additive_mask
-        )[0]
+        context = _interface_context(attention.self, queries, keys, additive_mask)
+        attended = attention.output(context, queries)
     return layer.feed_forward_chunk(attended)
 
 
@@ -80,11 +81,45 @@ def _fusable(layer: Any) -> bool:
     attention = layer.attention
     modules = (layer, attention, attention.self)
     return (
-        type(attention.self) in _EAGER
-        # Relative position scores (`relative_key`) are transformers' to add.
-        and attention.self.position_embedding_type == "absolute"
+        isinstance(attention.self, _SELF_ATTENTION)
+        and attention.self.config._attn_implementation == "eager"
         and not _hooked(modules)
     )
+
+
+def _interface_context(
+    attention: Any,
+    queries: torch.Tensor,
+    keys: torch.Tensor,
+    additive_mask: Optional[torch.Tensor],
+) -> torch.Tensor:
+    """
+    The context of `attention` (any implementation its config names, SDPA's among them) for the
+    `queries` against the `keys`, shape `(batch_size, num_queries, embedding_dim)`: the
+    projections and the attention function as transformers' self-attention calls them, with the
+    queries from fewer positions than the keys and values.
+    """
+    batch_size, num_queries, _ = queries.shape
+    head_size = attention.attention_head_size
+
+    def split(states: torch.Tensor) -> torch.Tensor:
+        # Shape: (batch_size, heads, length, head_size)
+        return states.view(batch_size, states.size(1), -1, head_size).transpose(1, 2)
+
+    function = ALL_ATTENTION_FUNCTIONS.get_interface(
+        attention.config._attn_implementation, eager_attention_forward
+    )
+    # Shape: (batch_size, num_queries, heads, head_size)
+    context, _ = function(
+        attention,
+        split(attention.query(queries)),
+        split(attention.key(keys)),
+        split(attention.value(keys)),
+        additive_mask,
+        dropout=attention.dropout.p if attention.training else 0.0,
+        scaling=attention.scaling,
+    )
+    return context.reshape(batch_size, num_queries, -1)
 
 
 def _foldable(attention: Any) -> bool:

@@ -1,10 +1,11 @@
+import contextlib
 from typing import Optional
 
 import torch
 from allennlp.common import cached_transformers
 from allennlp.common.checks import ConfigurationError
 from allennlp.modules.token_embedders import PretrainedTransformerEmbedder, TokenEmbedder
-from transformers.modeling_utils import no_init_weights
+from transformers.initialization import no_init_weights
 
 from tft_allennlp.common.transformer_source import (
     archived_copy,
@@ -117,7 +118,7 @@ class TftPretrainedTransformerEmbedder(PretrainedTransformerEmbedder):
             kwargs["load_weights"] = False
         # Nor are the weights initialised randomly first (a quarter of a second of MiniLM's
         # `allennlp predict`); AllenNLP refuses an archive whose weights.th misses one.
-        with no_init_weights(_enable=from_archive):
+        with no_init_weights() if from_archive else contextlib.nullcontext():
             super().__init__(source, **kwargs)
         for spec in [
             spec for spec in cached_transformers._model_cache if spec.model_name == source
@@ -169,7 +170,15 @@ class TftPretrainedTransformerEmbedder(PretrainedTransformerEmbedder):
         with `first_token_only`.
         """
         if token_ids.size(0) == 0:
-            type_ids = None
+            # transformers 5's attention cannot reshape an empty batch: one sequence of the
+            # same length goes through instead, cut to none, so that every parameter still
+            # takes part in the backward pass (with zero gradients), as distributed training's
+            # empty padding batches need.
+            one = token_ids.new_zeros((1, token_ids.size(1)))
+            states = self.forward(
+                one, mask.new_ones((1, mask.size(1))), first_token_only=first_token_only
+            )
+            return states[:0]
         if torch.compiler.is_compiling() and self._max_length is None:
             type_ids = type_ids if self._number_of_token_type_embeddings() > 0 else None
             if first_token_only and self._first_token_path():

@@ -1,0 +1,93 @@
+"""
+Every change the plugin makes to its hosts, AllenNLP 2.10.1 (its last release, with
+allennlp-models 2.10.1), the Hugging Face libraries and the interpreter, and the one helper they
+replace things with. This package imports nothing heavy: the `tft_allennlp.pth` start-up hook
+imports it in every process of the environment, before anything imports AllenNLP.
+
+Two kinds of patch:
+
+- **The stack's gaps** (`install_at_startup`, from the start-up hook and again from
+  `import tft_allennlp`): AllenNLP 2.10.1 was written against transformers 4.x and
+  huggingface-hub 0.x and does not import on today's stack without them. `huggingface_stack.py`
+  holds each one with its paragraph (version, gap, how to remove).
+- **The plugin's behaviour in AllenNLP's commands** (`tft_allennlp.host_patches.install`, when the
+  plugin is imported): see that module's index.
+
+`replace` is how every patch puts its object in place: it keeps the original (`original`), does
+nothing when the same patch is already there, and says which patch replaced what
+(`replaced`), so that a maintainer finds every replaced name in one list.
+"""
+
+from typing import Any, Dict, List, Tuple
+
+# The attribute a replacement carries: the name of the patch that put it in place.
+PATCH_ATTRIBUTE = "__tft_patch__"
+
+# (owner's name, attribute) -> (patch, original), in the order they were replaced.
+_replaced: Dict[Tuple[str, str], Tuple[str, Any]] = {}
+_MISSING = object()
+
+
+def _owner_name(owner: Any) -> str:
+    name = getattr(owner, "__qualname__", None) or getattr(owner, "__name__", None)
+    module = getattr(owner, "__module__", None)
+    if isinstance(owner, type) and module:
+        return f"{module}.{name}"
+    return str(name if name is not None else type(owner).__name__)
+
+
+def replace(owner: Any, name: str, new: Any, *, patch: str) -> bool:
+    """
+    Puts `new` in place of `owner.name` (a module's or a class's attribute, which may be missing),
+    once per patch: returns False, changing nothing, when the attribute is already a replacement
+    by `patch`. The original stays reachable through `original(owner, name)`.
+
+    # Parameters
+
+    owner : `Any`
+        The module or class whose attribute is replaced.
+    name : `str`
+        The attribute.
+    new : `Any`
+        The replacement; functions and classes are marked with the patch's name.
+    patch : `str`
+        The patch's name, as the index of this package gives it (its module's name).
+    """
+    current = owner.__dict__.get(name, _MISSING) if hasattr(owner, "__dict__") else _MISSING
+    if current is not _MISSING and getattr(current, PATCH_ATTRIBUTE, None) == patch:
+        return False
+    try:
+        setattr(new, PATCH_ATTRIBUTE, patch)
+    except (AttributeError, TypeError):  # a builtin or a slotted object: not marked
+        pass
+    key = (_owner_name(owner), name)
+    _replaced.setdefault(key, (patch, current))
+    setattr(owner, name, new)
+    return True
+
+
+def original(owner: Any, name: str) -> Any:
+    """What `owner.name` was before a patch replaced it (the attribute itself if none did)."""
+    entry = _replaced.get((_owner_name(owner), name))
+    if entry is None or entry[1] is _MISSING:
+        return getattr(owner, name)
+    return entry[1]
+
+
+def replaced() -> List[Tuple[str, str]]:
+    """Every `owner.attribute` replaced in this process, with the patch that replaced it."""
+    return [(f"{owner}.{name}", patch) for (owner, name), (patch, _) in _replaced.items()]
+
+
+_installed_at_startup = False
+
+
+def install_at_startup() -> None:
+    """Mends the stack's gaps (once per process); must run before AllenNLP is imported."""
+    global _installed_at_startup
+    if _installed_at_startup:
+        return
+    _installed_at_startup = True
+    from tft_host_patches import huggingface_stack
+
+    huggingface_stack.install()
