@@ -118,7 +118,10 @@ def _tokenizer_keyword(cached_transformers: types.ModuleType) -> None:
 
     if getattr(get_tokenizer, "__tft_patch__", None) != PATCH:
         replace(
-            cached_transformers, "get_tokenizer", get_tokenizer_without_add_special_tokens, patch=PATCH
+            cached_transformers,
+            "get_tokenizer",
+            get_tokenizer_without_add_special_tokens,
+            patch=PATCH,
         )
 
 

@@ -84,7 +84,17 @@ def test_allennlps_tokenizer_encodes_pairs_as_transformers_does(tmp_path):
         tokenizer.tokenize("the boy playing"), tokenizer.tokenize("a flute")
     )
     assert [t.text for t in tokens] == [
-        "[CLS]", "the", "boy", "play", "##ing", "[SEP]", "a", "f", "##lu", "##te", "[SEP]",
+        "[CLS]",
+        "the",
+        "boy",
+        "play",
+        "##ing",
+        "[SEP]",
+        "a",
+        "f",
+        "##lu",
+        "##te",
+        "[SEP]",
     ]
     assert [t.type_id for t in tokens] == [0] * 6 + [1] * 5
     assert tokenizer.tokenizer.encode_plus("the boy", "a flute") == tokenizer.tokenizer(
