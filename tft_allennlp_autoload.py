@@ -24,18 +24,16 @@ interpreter's site-packages.
 """
 
 import contextlib
-import importlib.abc
-import importlib.machinery
-import importlib.util
 import os
 import sys
 import types
 import warnings
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Iterator, Optional
 
 try:
     import tft_allennlp_lazy
     import tft_host_patches
+    from tft_host_patches import import_hooks
 except ImportError:  # an editable install made before the modules existed: rerun `make setup`
     tft_allennlp_lazy = None  # type: ignore[assignment]
     tft_host_patches = None  # type: ignore[assignment]
@@ -168,49 +166,15 @@ def _stop_nltk_downloads() -> Optional[Any]:
     return download
 
 
-class _Loader(importlib.abc.Loader):
-    def __init__(self, loader: importlib.abc.Loader) -> None:
-        self._loader = loader
-
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> Optional[types.ModuleType]:
-        return self._loader.create_module(spec)
-
-    def exec_module(self, module: types.ModuleType) -> None:
-        self._loader.exec_module(module)
-        _patch(module)
-
-
-class _Finder(importlib.abc.MetaPathFinder):
-    """Finds `allennlp.commands` as usual, and patches it once it has run."""
-
-    def __init__(self) -> None:
-        self._busy = False
-
-    def find_spec(
-        self, name: str, path: Optional[Sequence[str]], target: Any = None
-    ) -> Optional[importlib.machinery.ModuleSpec]:
-        if name != "allennlp.commands" or self._busy:
-            return None
-        self._busy = True
-        try:
-            spec = importlib.util.find_spec(name)
-        finally:
-            self._busy = False
-        if spec is not None and spec.loader is not None:
-            spec.loader = _Loader(spec.loader)
-        return spec
-
-
 def install() -> None:
     """Adds the import hooks (once); what `tft_allennlp.pth` runs."""
     if tft_host_patches is not None:
         tft_host_patches.install_at_startup()
     if tft_allennlp_lazy is not None:
         tft_allennlp_lazy.install()
-    if "allennlp.commands" in sys.modules:
-        _patch(sys.modules["allennlp.commands"])
-    elif not any(isinstance(finder, _Finder) for finder in sys.meta_path):
-        sys.meta_path.insert(0, _Finder())
+    if tft_host_patches is not None:
+        # Patches AllenNLP's command line once it has run (at once if it has).
+        import_hooks.after_import("allennlp.commands", _patch)
 
 
 def write_hook(folder: Optional[str] = None) -> str:

@@ -92,13 +92,11 @@ def _adamw_class() -> type:
 
 
 def _transformers_adamw(module: types.ModuleType) -> None:
-    import sys
-
+    # `import` binds the module object in `sys.modules` now, whichever transformers swapped in.
     import transformers
 
-    current = sys.modules.get("transformers", transformers)
-    if "AdamW" not in vars(current) and not _has(current, "AdamW"):
-        replace(current, "AdamW", _adamw_class(), patch=PATCH)
+    if not _has(transformers, "AdamW"):
+        replace(transformers, "AdamW", _adamw_class(), patch=PATCH)
 
 
 def _has(module: types.ModuleType, name: str) -> bool:
@@ -116,13 +114,9 @@ def _tokenizer_keyword(cached_transformers: types.ModuleType) -> None:
         kwargs.pop("add_special_tokens", None)
         return get_tokenizer(model_name, **kwargs)
 
-    if getattr(get_tokenizer, "__tft_patch__", None) != PATCH:
-        replace(
-            cached_transformers,
-            "get_tokenizer",
-            get_tokenizer_without_add_special_tokens,
-            patch=PATCH,
-        )
+    replace(
+        cached_transformers, "get_tokenizer", get_tokenizer_without_add_special_tokens, patch=PATCH
+    )
 
 
 def _encode_plus(tokenization_utils_base: types.ModuleType) -> None:
