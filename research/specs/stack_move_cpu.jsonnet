@@ -9,8 +9,8 @@
 // No sweep runs again: the recipes are fixed ones named as the sweep's candidates, so the run
 // directories and configs (config_sha256) are the committed grid's. A spec's recipes apply to
 // every base and task, so the three recipe cells are three parts of this spec, picked by
-// TFT_STACK_PART (`minilm`, `mpnet_mrpc`, `mpnet_stsb`), each in its own output directory,
-// $TFT_EXPERIMENT_DIR/<part>. No reuse_from: every run trains (taking the committed runs would
+// TFT_STACK_PART (`minilm`, the default, `mpnet_mrpc`, `mpnet_stsb`), each in its own output
+// directory, $TFT_EXPERIMENT_DIR/<part>. No reuse_from: every run trains (taking the committed runs would
 // measure nothing). Commands and the before table: research/results/stack_move_cpu/README.md.
 //
 //   TFT_STACK_PART=minilm TFT_EXPERIMENT_DIR=research/results/stack_move_cpu/after \
