@@ -43,6 +43,9 @@ SPEC_DEFAULTS = {
     "TFT_LARGE_MODEL": "sentence-transformers/all-mpnet-base-v2",
     # Where a spec's runs and results go (its output_dir).
     "TFT_EXPERIMENT_DIR": "research/results/experiment",
+    # Which part of research/specs/stack_move_cpu.jsonnet runs (`minilm`, `mpnet_mrpc`,
+    # `mpnet_stsb`), each into its own folder under TFT_EXPERIMENT_DIR.
+    "TFT_STACK_PART": "minilm",
 }
 
 
