@@ -62,6 +62,14 @@ interpreter shutdown with one alive can abort after training has finished. Regis
 handler (`atexit`) in every process that imports the plugin. Remove when AllenNLP destroys the
 group itself (`tests/training/process_group_test.py`).
 
+**No confidence-check hooks in a resumed run** (`training/confidence_checks.py`): AllenNLP's
+`ConfidenceChecksCallback` hooks every module at the start and unhooks them after epoch 0's first
+batch, which a run resumed with `--recover` never reaches: the hooks stay for the whole run,
+record every module call, and send BERT-type encoders' first-token path another way, so a
+resumed run no longer ends like an uninterrupted one. Replaces its `on_start` (no hooks when
+resuming). Remove when AllenNLP skips the check on resumption
+(`tests/training/callbacks/rng_checkpoint_test.py`, `tests/training/recovery_test.py`).
+
 **A quiet terminal** (`common/console.py`): the `allennlp` command prints AllenNLP's whole INFO
 log (parameter dumps, plugin chatter) and a traceback where one line would do. Wraps
 `allennlp.common.logging.prepare_global_logging`, filters the terminal's handlers and some
@@ -125,7 +133,13 @@ from typing import Callable, Tuple
 
 from tft_allennlp.common import config_defaults, console, progress, untrusted_archives
 from tft_allennlp.predictors import allennlp_commands
-from tft_allennlp.training import process_group, run_files, serialization_dir, stop_signals
+from tft_allennlp.training import (
+    confidence_checks,
+    process_group,
+    run_files,
+    serialization_dir,
+    stop_signals,
+)
 
 PATCHES: Tuple[Callable[[], None], ...] = (
     config_defaults.install,
@@ -134,6 +148,7 @@ PATCHES: Tuple[Callable[[], None], ...] = (
     stop_signals.install,  # after run_files: its `train_model` wraps theirs
     serialization_dir.install_lock,  # after stop_signals: the lock is held around them all
     process_group.install,
+    confidence_checks.install,
     console.install,
     progress.install,  # after console: its `prepare_global_logging` wraps console's
     allennlp_commands.install,

@@ -38,8 +38,10 @@ RUNS = {
         CONFIGS_ROOT / "glue/mrpc.jsonnet",
         {
             "trainer.num_epochs": 3,
-            "data_loader.batch_size": 3,
-            "trainer.optimizer.lr": 0.015,  # 0.012 and 0.02 make epoch 2, epoch 0 the best
+            # Validation losses 0.816, 0.670, 0.677 (transformers 5.25, torch 2.14 on the CPU);
+            # 0.005 and 0.03 keep epoch 1 the best, 0.015 and 0.02 make it epoch 2.
+            "data_loader.batch_size": 2,
+            "trainer.optimizer.lr": 0.01,
             "trainer.validation_metric": "-loss",
         },
     ),
