@@ -221,7 +221,7 @@ class TftPretrainedTransformerEmbedder(PretrainedTransformerEmbedder):
             and getattr(config, "position_embedding_type", "absolute") == "absolute"
             and self._max_length is None
             and self._scalar_mix is None
-            and not model.is_gradient_checkpointing
+            and not model.is_activation_checkpointing
         )
 
     def _first_token_states(
