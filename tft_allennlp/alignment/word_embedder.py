@@ -67,7 +67,11 @@ class WordEmbedder:
                 f"embedding_layer {layer} is out of range: {model_path} has {num_layers} layers"
             )
         blocks = getattr(getattr(self._model, "encoder", None), "layer", None)
-        if isinstance(blocks, torch.nn.ModuleList) and len(blocks) == num_layers:
+        # With the layers above it dropped, the layer read is the model's last output
+        # (transformers 5 records the hidden states at its layers, so a model left with none
+        # has no embedding output among them).
+        self._truncated = isinstance(blocks, torch.nn.ModuleList) and len(blocks) == num_layers
+        if self._truncated:
             self._model.encoder.layer = blocks[: self._layer]
 
     def vectors_batch(self, sentences: Sequence[List[str]]) -> List[numpy.ndarray]:
@@ -87,9 +91,11 @@ class WordEmbedder:
             )
             with torch.no_grad():
                 # Shape: (chunk_size, num_wordpieces, hidden_dim)
-                hidden = self._model(**encoding, output_hidden_states=True).hidden_states[
-                    self._layer
-                ]
+                output = self._model(**encoding, output_hidden_states=not self._truncated)
+                if self._truncated:
+                    hidden = output.last_hidden_state
+                else:
+                    hidden = output.hidden_states[self._layer]
             for row, k in enumerate(chunk):
                 word_ids = encoding.word_ids(row)
                 pieces = [piece for piece, word in enumerate(word_ids) if word is not None]
