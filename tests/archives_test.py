@@ -172,7 +172,7 @@ def test_an_injection_archive_fine_tunes_as_its_export(tmp_path, monkeypatch):
     for name, tensor in from_export.items():
         assert torch.equal(tensor, from_archive[name]), name
     (cached,) = os.listdir(tmp_path / "cache/encoders")
-    for file in ("model.safetensors", "config.json", "vocab.txt"):
+    for file in ("model.safetensors", "config.json", "tokenizer.json"):
         assert (tmp_path / "cache/encoders" / cached / file).read_bytes() == (
             tmp_path / "encoder" / file
         ).read_bytes(), file

@@ -223,7 +223,7 @@ def test_export_round_trip_and_glue_from_the_export(injected, tmp_path):
         env=dict(os.environ),
         capture_output=True,
     )
-    assert {"config.json", "model.safetensors", "vocab.txt", "tokenizer_config.json"} <= set(
+    assert {"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"} <= set(
         os.listdir(exported)
     )
     reloaded = AutoModel.from_pretrained(exported, add_pooling_layer=False)
