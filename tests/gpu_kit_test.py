@@ -15,6 +15,7 @@ from packaging.requirements import Requirement
 from tests import PROJECT_ROOT
 
 KIT = PROJECT_ROOT / "benchmarks/gpu"
+RUN = KIT / "run.sh"
 
 USE_A_STAND_IN = """
 import importlib.metadata, fakepkg
@@ -108,6 +109,7 @@ def machine_packages():
 
 
 STARTS = """
+import sitecustomize  # run.sh's start-up hook, which site imports (-S turns site off)
 import sys
 from allennlp.common.plugins import import_plugins
 import allennlp.commands, tft_allennlp
@@ -140,6 +142,10 @@ def test_allennlp_starts_on_the_kit_its_machine_and_a_stand_in_for_each_absent_p
                 (site / top).symlink_to(installed.locate_file(top))
     stand_ins.mkdir()
     (stand_ins / "tft_absent_package.py").write_text((KIT / "absent_package.py").read_text())
+    hook = "import tft_allennlp_autoload\n"
+    assert f"printf '{hook.strip()}\\n' > \"$stand_ins/sitecustomize.py\"" in RUN.read_text()
+    (stand_ins / "sitecustomize.py").write_text(hook)
+    assert "\nexport TFT_LAZY_IMPORTS=0\n" in RUN.read_text()
     for name in absent:
         (stand_ins / name).mkdir()
         (stand_ins / name / "__init__.py").write_text(
@@ -153,6 +159,7 @@ def test_allennlp_starts_on_the_kit_its_machine_and_a_stand_in_for_each_absent_p
             "PYTHONPATH": os.pathsep.join(map(str, (site, stand_ins, PROJECT_ROOT))),
             "HF_HUB_OFFLINE": "1",
             "TRANSFORMERS_OFFLINE": "1",
+            "TFT_LAZY_IMPORTS": "0",  # as run.sh sets it
         },
         capture_output=True,
         text=True,

@@ -58,13 +58,21 @@ for name in $(sed -e 's/#.*//' benchmarks/gpu/absent.txt); do
     printf 'from tft_absent_package import stand_in\n\nstand_in(__name__)\n' > "$stand_ins/$name/__init__.py"
   fi
 done
+# The plugin's start-up hook, which pip would install as a .pth file in site-packages (the kit's
+# folders are no site directories): the stack's host patches before anything imports AllenNLP.
+# Without deferred imports (tft_allennlp_lazy), which would look for the real submodules of the
+# stand-ins (boto3.dynamodb); start-up time is not measured here.
+printf 'import tft_allennlp_autoload\n' > "$stand_ins/sitecustomize.py"
 export PYTHONPATH="$site:$stand_ins:$PWD:$PWD/harness" HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+export TFT_LAZY_IMPORTS=0
 export TOKENIZERS_PARALLELISM=false PYTHONDONTWRITEBYTECODE=1
 "$python" - "$kit/tiny_bert" "$rehearsal" <<'PY' | tee "$scratch/environment.json" || exit 1
 import json, platform, sys
 import numpy, torch, transformers, allennlp.version, tft_allennlp
 from transformers import AutoModel, AutoTokenizer
-assert transformers.__version__ == "4.43.4", f"the kit's transformers is shadowed: {transformers.__file__}"
+locked = [line.split("==")[1].split()[0] for line in open("requirements-py312.lock.txt")
+          if line.startswith("transformers==")]
+assert [transformers.__version__] == locked, f"the kit's transformers is shadowed: {transformers.__file__}"
 cuda = torch.cuda.is_available()
 if not cuda and sys.argv[2] != "cpu":
     sys.exit("run.sh: torch sees no CUDA device (TFT_GPU_REHEARSAL=cpu rehearses on the CPU)")
