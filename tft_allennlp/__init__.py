@@ -28,6 +28,9 @@ from tft_allennlp import (  # noqa: E402
     tokenizers,
     training,
 )
-from tft_allennlp.common.config_defaults import CONFIG_DEFAULTS, CONFIGS_ROOT  # noqa: F401  (public)
+from tft_allennlp.common.config_defaults import (  # noqa: E402, F401  (public)
+    CONFIG_DEFAULTS,
+    CONFIGS_ROOT,
+)
 
 host_patches.install()
