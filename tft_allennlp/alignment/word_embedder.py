@@ -70,9 +70,10 @@ class WordEmbedder:
         # With the layers above it dropped, the layer read is the model's last output
         # (transformers 5 records the hidden states at its layers, so a model left with none
         # has no embedding output among them).
-        self._truncated = isinstance(blocks, torch.nn.ModuleList) and len(blocks) == num_layers
-        if self._truncated:
+        self._truncated = False
+        if isinstance(blocks, torch.nn.ModuleList) and len(blocks) == num_layers:
             self._model.encoder.layer = blocks[: self._layer]
+            self._truncated = True
 
     def vectors_batch(self, sentences: Sequence[List[str]]) -> List[numpy.ndarray]:
         """`vectors` of each sentence, computed `batch_size` sentences per forward pass."""

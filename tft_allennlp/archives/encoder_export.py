@@ -138,8 +138,8 @@ def _pooler_written_back(transformer: PreTrainedModel, embedder: torch.nn.Module
                 base_name,
                 error,
             )
-    transformer.pooler = pooler
+    setattr(transformer, "pooler", pooler)
     try:
         yield
     finally:
-        transformer.pooler = None
+        setattr(transformer, "pooler", None)

@@ -222,8 +222,9 @@ def _copy_for_archive(source: str, target: str) -> None:
             # files already in its local snapshot.
             transformers.AutoConfig.from_pretrained(source).save_pretrained(staging)
             transformers.AutoTokenizer.from_pretrained(source).save_pretrained(staging)
-            snapshot = os.path.dirname(transformers.utils.cached_file(source, "config.json"))
-            _copy_sentence_transformers_files(snapshot, staging)
+            config_file = transformers.utils.cached_file(source, "config.json")
+            if config_file is not None:
+                _copy_sentence_transformers_files(os.path.dirname(config_file), staging)
         _rename_unless_there(staging, target)
     finally:
         shutil.rmtree(staging, ignore_errors=True)

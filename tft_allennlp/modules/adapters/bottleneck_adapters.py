@@ -1,6 +1,6 @@
 import logging
 import math
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, cast
 
 import torch
 from allennlp.common.checks import ConfigurationError
@@ -141,7 +141,7 @@ class BottleneckAdapters(TransformerAdapters):
         if self._handles:
             raise ConfigurationError("tft_bottleneck: these adapters are attached already.")
         sites = sublayer_sites(transformer)
-        layers = list(transformer.get_submodule(sites.layers))
+        layers = list(cast(torch.nn.ModuleList, transformer.get_submodule(sites.layers)))
         hidden_size = transformer.config.hidden_size
         for parameter in transformer.parameters():
             parameter.requires_grad_(False)

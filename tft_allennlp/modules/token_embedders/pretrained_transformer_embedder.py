@@ -1,5 +1,5 @@
 import contextlib
-from typing import Optional
+from typing import Any, Optional, cast
 
 import torch
 from allennlp.common import cached_transformers
@@ -129,7 +129,7 @@ class TftPretrainedTransformerEmbedder(PretrainedTransformerEmbedder):
         dropped = None
         pooler = getattr(self.transformer_model, "pooler", None)
         if not keep_pooler and pooler is not None:
-            self.transformer_model.pooler = None
+            setattr(self.transformer_model, "pooler", None)
             if not from_archive:
                 keep_dropped_pooler(model_name, serialization_dir, pooler)
                 dropped = pooler
@@ -176,7 +176,9 @@ class TftPretrainedTransformerEmbedder(PretrainedTransformerEmbedder):
             # empty padding batches need.
             one = token_ids.new_zeros((1, token_ids.size(1)))
             states = self.forward(
-                one, mask.new_ones((1, mask.size(1))), first_token_only=first_token_only
+                cast(torch.LongTensor, one),
+                cast(torch.BoolTensor, mask.new_ones((1, mask.size(1)))),
+                first_token_only=first_token_only,
             )
             return states[:0]
         if torch.compiler.is_compiling() and self._max_length is None:
@@ -245,7 +247,7 @@ class TftPretrainedTransformerEmbedder(PretrainedTransformerEmbedder):
                 type_ids = None
             elif max_type_id >= self._number_of_token_type_embeddings():
                 raise ValueError("Found type ids too large for the chosen transformer model.")
-        model = self.transformer_model
+        model: Any = self.transformer_model
         # Shape: (batch_size, num_wordpieces, embedding_dim)
         hidden = model.embeddings(input_ids=token_ids, token_type_ids=type_ids)
         # Shape: (batch_size, 1, 1, num_wordpieces): 0 where attended, the dtype's minimum at
