@@ -73,9 +73,10 @@ class TftPretrainedTransformerEmbedder(PretrainedTransformerEmbedder):
         The attention implementation, transformers' `attn_implementation`: `"sdpa"`, PyTorch's
         `scaled_dot_product_attention` (fused kernels on a GPU), or `"eager"`, the model's own
         matrix products; by default transformers' choice, `"sdpa"` where the model has it (of
-        the encoders here, BERT in transformers 4.43) and `"eager"` elsewhere. Both compute the
-        same function (MiniLM's states agree to 4e-6); on this project's CPU eager is the faster
-        under bfloat16, and lets `packed_dropout` draw the attention weights' masks too
+        the encoders here, all but MPNet and DeBERTa-v2 in transformers 5) and `"eager"`
+        elsewhere. Both compute the same function (MiniLM's states agree to 4e-6); on this
+        project's CPU eager is the faster under bfloat16, and lets `packed_dropout` draw the
+        attention weights' masks too where the first-token path runs the layer
         (`benchmarks/RESULTS.md`, "Compiled and fused steps").
     packed_dropout : `bool`, optional (default = `False`)
         Put `PackedDropout` in place of the transformer's dropout layers: on the CPU, masks from
