@@ -1,11 +1,12 @@
 """
 Tiny random-init checkpoints of every encoder architecture the plugin supports, written locally
-for the tests (nothing is downloaded): BERT, RoBERTa, DistilBERT, MPNet, ELECTRA and DeBERTa-v2,
-each with 2 layers of width 32 and a tokenizer of its own kind.
+for the tests (nothing is downloaded): BERT, RoBERTa, DistilBERT, MPNet, ELECTRA, DeBERTa-v2 and
+ModernBERT, each with 2 layers of width 32 and a tokenizer of its own kind.
 
 - WordPiece (BERT, DistilBERT, ELECTRA, MPNet): the tiny BERT's vocabulary (`tiny_bert.py`),
   with MPNet's own special tokens;
-- byte-level BPE (RoBERTa): trained here on the tiny vocabulary's words;
+- byte-level BPE (RoBERTa; ModernBERT with its own special tokens, `[CLS] a [SEP] b [SEP]` and no
+  segment ids): trained here on the tiny vocabulary's words;
 - SentencePiece (DeBERTa-v2): a unigram model trained here on the same words.
 """
 
@@ -17,7 +18,7 @@ import transformers
 
 from tests.tiny_bert import WORDS, tiny_vocabulary, write_tiny_bert
 
-ARCHITECTURES = ["bert", "roberta", "distilbert", "mpnet", "electra", "deberta-v2"]
+ARCHITECTURES = ["bert", "roberta", "distilbert", "mpnet", "electra", "deberta-v2", "modernbert"]
 SIZE = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
 
 
@@ -72,6 +73,21 @@ def write_tiny_model(architecture: str, directory: str, seed: int = 0) -> str:
             type_vocab_size=0,
             pad_token_id=tokenizer.pad_token_id,
         )
+    elif architecture == "modernbert":
+        # A global attention layer, then a local one whose window (8 wordpieces either side) is
+        # shorter than the tests' sequences.
+        config = transformers.ModernBertConfig(
+            vocab_size=vocab_size,
+            max_position_embeddings=130,
+            **SIZE,
+            global_attn_every_n_layers=2,
+            local_attention=16,
+            pad_token_id=tokenizer.pad_token_id,
+            bos_token_id=tokenizer.cls_token_id,
+            cls_token_id=tokenizer.cls_token_id,
+            eos_token_id=tokenizer.sep_token_id,
+            sep_token_id=tokenizer.sep_token_id,
+        )
     else:
         raise ValueError(f"Unknown architecture {architecture!r}; choose from {ARCHITECTURES}.")
     torch.manual_seed(seed)
@@ -108,6 +124,8 @@ def _tokenizer(architecture: str, directory: str):
             vocab=os.path.join(directory, "vocab.json"),
             merges=os.path.join(directory, "merges.txt"),
         )
+    if architecture == "modernbert":
+        return _modernbert_tokenizer()
     if architecture == "deberta-v2":
         import sentencepiece
 
@@ -137,3 +155,39 @@ def _tokenizer(architecture: str, directory: str):
         transformers.DebertaV2Tokenizer.from_pretrained(directory).save_pretrained(directory)
         return transformers.DebertaV2TokenizerFast.from_pretrained(directory)
     raise ValueError(f"Unknown architecture {architecture!r}; choose from {ARCHITECTURES}.")
+
+
+def _modernbert_tokenizer() -> transformers.PreTrainedTokenizerFast:
+    """
+    ModernBERT's kind of tokenizer: byte-level BPE without a space added before the text, BERT's
+    special tokens, `[CLS] a [SEP] b [SEP]` and no segment ids, as one `tokenizers` object
+    (ModernBERT ships a `tokenizer.json` and no tokenizer class of its own).
+    """
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+
+    special = ["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"]
+    bpe = Tokenizer(models.BPE(unk_token="[UNK]"))
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    bpe.train_from_iterator(
+        training_text(),
+        trainers.BpeTrainer(
+            vocab_size=600,
+            min_frequency=1,
+            special_tokens=special,
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        ),
+    )
+    cls, sep = ("[CLS]", bpe.token_to_id("[CLS]")), ("[SEP]", bpe.token_to_id("[SEP]"))
+    bpe.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]", special_tokens=[cls, sep]
+    )
+    return transformers.PreTrainedTokenizerFast(
+        tokenizer_object=bpe,
+        unk_token="[UNK]",
+        cls_token="[CLS]",
+        sep_token="[SEP]",
+        pad_token="[PAD]",
+        mask_token="[MASK]",
+        model_input_names=["input_ids", "attention_mask"],
+    )

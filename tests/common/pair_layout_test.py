@@ -1,8 +1,12 @@
 import dataclasses
 
 import pytest
-from allennlp.data import Token
+import torch
+from allennlp.common import Params
+from allennlp.data import Token, Vocabulary
+from allennlp.data.fields import TextField
 from allennlp.data.tokenizers import PretrainedTransformerTokenizer
+from allennlp.modules.token_embedders import TokenEmbedder
 
 from tests.tiny_models import ARCHITECTURES, write_tiny_model
 from tft_allennlp.common.pair_layout import PairEncoder
@@ -46,3 +50,46 @@ def test_joined_pairs_are_allennlps_with_the_models_segment_ids(tmp_path, archit
         assert [t.type_id for t in joined.tokens] == [0, 0, 0, 0, 1, 1, 1]
     # The inputs' tokens are left as they were.
     assert all(token.type_id in (0, None) for token in tokenizer.tokenize("a cat was sitting"))
+
+
+def test_a_modernbert_pair_by_hand(tmp_path):
+    """
+    ModernBERT's pair layout, `[CLS] s [SEP] t [SEP]` without segment ids, and word spans traced
+    by hand through the tiny tokenizer's merges: each word is read with the space before it, as
+    in running text ("Ġplay s", "Ġf l ut e", "Ġdo gs"; without the space "the" would be "t he").
+    """
+    model_name = write_tiny_model("modernbert", str(tmp_path / "modernbert"))
+    tokenizer = PretrainedTransformerTokenizer(model_name, add_special_tokens=False)
+    encoder = PairEncoder(tokenizer, max_length=40, owner="test")
+    layout = encoder.layout("a man plays the flute".split(), "two dogs run".split())
+    assert [t.text for t in layout.tokens] == [
+        "[CLS]", "Ġa", "Ġman", "Ġplay", "s", "Ġthe", "Ġf", "l", "ut", "e", "[SEP]",  # 0-10
+        "Ġtwo", "Ġdo", "gs", "Ġrun", "[SEP]",  # 11-15
+    ]  # fmt: skip
+    assert [layout.tokens[i].text_id for i in (0, 10, 15)] == [1, 2, 2]  # [CLS], [SEP], [SEP]
+    assert [t.type_id for t in layout.tokens] == [0] * 16 and not encoder.segment_ids
+    # "plays", "flute", "man plays"; "dogs", "two dogs run".
+    assert [layout.source_span(span) for span in [(2, 2), (4, 4), (1, 2)]] == [
+        (3, 4),
+        (6, 9),
+        (2, 4),
+    ]
+    assert [layout.target_span(span) for span in [(1, 1), (0, 2)]] == [(12, 13), (11, 14)]
+    # The model is called without segment ids.
+    field = TextField(layout.tokens, encoder.default_indexers())
+    field.index(Vocabulary())
+    tensors = field.batch_tensors([field.as_tensor(field.get_padding_lengths())])
+    embedder = TokenEmbedder.from_params(
+        Params({"type": "tft_pretrained_transformer", "model_name": model_name})
+    ).eval()
+    calls = []
+    embedder.transformer_model.register_forward_pre_hook(
+        lambda module, args, kwargs: calls.append(kwargs), with_kwargs=True
+    )
+    states = embedder(**tensors["tokens"])
+    assert states.shape == (1, 16, 32)
+    assert len(calls) == 1 and "token_type_ids" not in calls[0]
+    # The GLUE classifier's `[CLS]` only: the full pass, cut (the last-layer shortcut is BERT's
+    # and RoBERTa's).
+    assert not embedder._first_token_path()
+    assert torch.equal(embedder(**tensors["tokens"], first_token_only=True), states[:, :1])

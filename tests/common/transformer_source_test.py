@@ -1,7 +1,10 @@
 """
 `tft_allennlp.common.transformer_source` reads a model archive given as `model_name` through the
-reader that the archives package plugs in (the encoder cache), and names the archive if none is.
+reader that the archives package plugs in (the encoder cache), and names the archive if none is;
+a checkpoint that needs its own code is refused.
 """
+
+import json
 
 import pytest
 from allennlp.common.checks import ConfigurationError
@@ -16,7 +19,10 @@ def test_a_model_archive_is_read_through_the_encoder_cache(tmp_path, monkeypatch
     archive = tmp_path / "model.tar.gz"
     archive.write_bytes(b"an archive")
     read = []
-    monkeypatch.setattr(transformer_source, "_model_archive_reader", read.append)
+    # The reader returns the exported encoder's directory.
+    monkeypatch.setattr(
+        transformer_source, "_model_archive_reader", lambda a: read.append(a) or str(tmp_path)
+    )
     transformer_source.transformer_source(str(archive))
     assert read == [str(archive)]
 
@@ -39,3 +45,24 @@ def test_a_model_name_that_names_nothing_is_refused_before_transformers(tmp_path
     with pytest.raises(ConfigurationError) as error:
         transformer_source.transformer_source(str(loop))
     assert str(error.value).startswith(f"{loop}: a symbolic link that leads to no file or folder")
+
+
+def test_a_checkpoint_that_needs_its_own_code_is_refused_in_one_line(tmp_path):
+    checkpoint = tmp_path / "custom"
+    checkpoint.mkdir()
+    config = {"model_type": "custom-bert", "auto_map": {"AutoModel": "modeling.Custom"}}
+    (checkpoint / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ConfigurationError) as error:
+        transformer_source.transformer_source(str(checkpoint))
+    message = str(error.value)
+    assert message.startswith(f"{checkpoint}: refused: its config.json maps ['AutoModel']")
+    assert "runs no remote code" in message and "\n" not in message
+    # A tokenizer of its own code too.
+    (checkpoint / "config.json").write_text(json.dumps({"model_type": "bert"}))
+    tokenizer_config = {"auto_map": {"AutoTokenizer": ["tokenization.Custom", None]}}
+    (checkpoint / "tokenizer_config.json").write_text(json.dumps(tokenizer_config))
+    with pytest.raises(ConfigurationError, match="its tokenizer_config.json maps"):
+        transformer_source.transformer_source(str(checkpoint))
+    # Without an auto_map the checkpoint is read as it is.
+    (checkpoint / "tokenizer_config.json").write_text("{}")
+    assert transformer_source.transformer_source(str(checkpoint)) == str(checkpoint)

@@ -16,7 +16,8 @@ MPNet's classification heads) or an activation the config names (DeBERTa's `pool
   logits then equal the archive's to about 1e-6; the model is meant for inference (fine-tuning
   it further starts from that rescaled head).
 
-Other architectures (ELECTRA's gelu head, DistilBERT's ReLU head) are refused by name.
+Other architectures (ELECTRA's gelu head, DistilBERT's ReLU head, ModernBERT's gelu and layer
+norm) are refused by name.
 """
 
 import copy

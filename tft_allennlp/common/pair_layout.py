@@ -6,11 +6,12 @@ to wordpiece spans of the joined sequence. The GLUE reader, the injection reader
 predictors all encode through `PairEncoder`.
 
 AllenNLP's `intra_word_tokenize_sentence_pair` is not used for word-split pairs: it tokenizes
-word by word (RoBERTa's words then lose the space before them) and cannot truncate; the fast
-tokenizer's `word_ids` give the same map in one call.
+word by word (RoBERTa's and ModernBERT's words then lose the space before them) and cannot
+truncate; the fast tokenizer's `word_ids` give the same map in one call.
 """
 
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
+import copy
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import transformers
 from allennlp.common import cached_transformers
@@ -18,6 +19,7 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.data import Token, TokenIndexer, Tokenizer
 from allennlp.data.token_indexers import PretrainedTransformerIndexer
 from allennlp.data.tokenizers import PretrainedTransformerTokenizer
+from tokenizers import pre_tokenizers
 
 from tft_allennlp.common.aligned_corpus import Span
 from tft_allennlp.common.truncation import longest_first
@@ -126,16 +128,10 @@ class PairEncoder:
         self.max_length = max_length
         self._cache: Dict[Tuple[str, ...], WordPieces] = {}
         # Segment ids only where the model has segment embeddings (BERT, ELECTRA), not where it
-        # has none or one (RoBERTa, DistilBERT, MPNet, DeBERTa-v3).
+        # has none or one (RoBERTa, DistilBERT, MPNet, DeBERTa-v3, ModernBERT).
         config = transformers.AutoConfig.from_pretrained(tokenizer._model_name)
         self.segment_ids = number_of_token_types(config) > 1
-        # Byte-level BPE tokenizers (RoBERTa) take word lists only with a space before each
-        # word, as in running text; their text tokenization stays the model's own.
-        self._word_tokenizer = tokenizer.tokenizer
-        if getattr(self._word_tokenizer, "add_prefix_space", None) is False:
-            self._word_tokenizer = cached_transformers.get_tokenizer(
-                tokenizer._model_name, **{**tokenizer._tokenizer_kwargs, "add_prefix_space": True}
-            )
+        self._word_tokenizer = _word_list_tokenizer(tokenizer)
 
     def default_indexers(self) -> Dict[str, TokenIndexer]:
         """The `pretrained_transformer` indexer of the tokenizer's model."""
@@ -237,6 +233,33 @@ class PairEncoder:
                 (piece_index, piece_index) if current is None else (current[0], piece_index)
             )
         return WordPieces(pieces, word_spans)
+
+
+def _word_list_tokenizer(tokenizer: PretrainedTransformerTokenizer) -> Any:
+    """
+    The Hugging Face tokenizer that splits word lists: byte-level BPE tokenizers (RoBERTa,
+    ModernBERT) with a space before each word, as in running text (without it a word list's
+    "the" is not the "Ġthe" of a sentence); the text tokenization stays the model's own.
+    RoBERTa's tokenizer class takes `add_prefix_space`; a plain `PreTrainedTokenizerFast`
+    (ModernBERT's) keeps it as an attribute only, and a copy of it gets a byte-level
+    pre-tokenizer that adds the space.
+    """
+    word_tokenizer = tokenizer.tokenizer
+    if getattr(word_tokenizer, "add_prefix_space", None) is False:
+        word_tokenizer = cached_transformers.get_tokenizer(
+            tokenizer._model_name, **{**tokenizer._tokenizer_kwargs, "add_prefix_space": True}
+        )
+    backend = getattr(word_tokenizer, "backend_tokenizer", None)
+    pre_tokenizer = None if backend is None else backend.pre_tokenizer
+    if isinstance(pre_tokenizer, pre_tokenizers.ByteLevel) and not pre_tokenizer.add_prefix_space:
+        # A copy: the cached tokenizer is shared.
+        word_tokenizer = copy.deepcopy(word_tokenizer)
+        word_tokenizer.backend_tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(
+            add_prefix_space=True,
+            trim_offsets=pre_tokenizer.trim_offsets,
+            use_regex=pre_tokenizer.use_regex,
+        )
+    return word_tokenizer
 
 
 def number_of_token_types(config: transformers.PretrainedConfig) -> int:

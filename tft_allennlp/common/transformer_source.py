@@ -87,6 +87,8 @@ def transformer_source(model_name: str, serialization_dir: Optional[str] = None)
             "model, which an archive may not make the plugin do"
         )
     source = _read_model_archive(model_name) if os.path.isfile(model_name) else model_name
+    if os.path.isdir(source):
+        check_no_remote_code(model_name, source)
     if serialization_dir is not None and not is_extracted_archive(serialization_dir):
         _copy_for_archive(source, copy_directory(model_name, serialization_dir))
     return source
@@ -114,6 +116,28 @@ def check_model_name(model_name: str) -> None:
             f"{model_name}: a symbolic link that leads to no file or folder (a loop, or a missing "
             "target)"
         )
+
+
+def check_no_remote_code(model_name: str, directory: str) -> None:
+    """
+    A `ConfigurationError` naming `model_name` when its checkpoint `directory` maps a class to
+    its own code (an `auto_map` in `config.json` or `tokenizer_config.json`): the plugin never
+    passes `trust_remote_code`, so transformers would ask on the terminal whether to run that
+    code, fail in a traceback, or build its own class of the same `model_type` in its place.
+    Files that are not JSON objects are left to transformers.
+    """
+    for name in ("config.json", "tokenizer_config.json"):
+        try:
+            with open(os.path.join(directory, name), encoding="utf-8") as handle:
+                config = json.load(handle)
+        except (OSError, ValueError):
+            continue
+        if isinstance(config, dict) and config.get("auto_map"):
+            raise ConfigurationError(
+                f"{model_name}: refused: its {name} maps {sorted(config['auto_map'])} to the "
+                "checkpoint's own code (auto_map), and the plugin runs no remote code "
+                "(trust_remote_code); give a checkpoint of an architecture transformers has"
+            )
 
 
 def is_extracted_archive(serialization_dir: str) -> bool:

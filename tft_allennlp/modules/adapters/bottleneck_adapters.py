@@ -62,8 +62,9 @@ class BottleneckAdapters(TransformerAdapters):
     Bottleneck adapters in every transformer layer (Houlsby et al., 2019, as re-implemented by
     Mohebbi & Rajaee): one after the output projection of the self-attention sublayer and one
     after that of the feed-forward sublayer, each before the sublayer's dropout, residual
-    connection and layer norm. The transformer's own weights are frozen, except its layers'
-    layer norms with `train_layer_norms`.
+    connection and layer norm (in a pre-norm model, ModernBERT, the layer norm comes before the
+    sublayer instead). The transformer's own weights are frozen, except its layers' layer norms
+    with `train_layer_norms`.
 
     Sharing: `share_every = k` uses one set of adapters for `k` consecutive layers (the last
     group is shorter when `k` does not divide the number of layers), and `share_sublayers` uses

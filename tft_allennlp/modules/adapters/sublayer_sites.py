@@ -1,7 +1,9 @@
 """
 Where adapters go in each Hugging Face architecture the plugin supports: the module list of
 transformer layers, and inside each layer the output projections of the two sublayers
-(self-attention, feed-forward) and the layer norms that follow their residual connections.
+(self-attention, feed-forward) and the layer's two layer norms: those that follow the residual
+connections in post-norm models (BERT and the others), those that precede the sublayers in
+ModernBERT, a pre-norm model.
 """
 
 from dataclasses import dataclass
@@ -26,7 +28,9 @@ class SublayerSites:
     feed_forward_output : `str`
         Path, from a layer, of the feed-forward sublayer's output projection (`d_ff -> d`).
     layer_norms : `Tuple[str, str]`
-        Paths, from a layer, of the two layer norms after the residual connections.
+        Paths, from a layer, of the two layer norms: after the residual connections in a
+        post-norm model, before the sublayers in a pre-norm one (ModernBERT's first layer has
+        an identity in place of the first: its embeddings are normalised already).
     """
 
     layers: str
@@ -63,6 +67,12 @@ SITES: Dict[str, SublayerSites] = {
         attention_output="attention.out_lin",
         feed_forward_output="ffn.lin2",
         layer_norms=("sa_layer_norm", "output_layer_norm"),
+    ),
+    "modernbert": SublayerSites(
+        layers="layers",
+        attention_output="attn.Wo",
+        feed_forward_output="mlp.Wo",
+        layer_norms=("attn_norm", "mlp_norm"),
     ),
 }
 

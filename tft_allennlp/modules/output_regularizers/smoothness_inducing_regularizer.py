@@ -64,7 +64,8 @@ class SmoothnessInducingRegularizer(OutputRegularizer):
         The wrapped model (passed by `tft_smart`); it must contain at least one
         `pretrained_transformer` embedder (AllenNLP's `PretrainedTransformerEmbedder`, its
         subclasses and the one inside the `pretrained_transformer` backbone), whose transformer
-        has an `embeddings` module (BERT, RoBERTa, DistilBERT, MPNet, ELECTRA, DeBERTa-v2).
+        has an `embeddings` module (BERT, RoBERTa, DistilBERT, MPNet, ELECTRA, DeBERTa-v2,
+        ModernBERT).
     weight : `float`, optional (default = `1.0`)
         `lambda_s`; the SMART paper used 1, 3 or 5.
     noise_std : `float`, optional (default = `1e-5`)
