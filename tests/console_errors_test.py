@@ -181,6 +181,13 @@ def test_a_bug_keeps_its_traceback_and_paths_name_their_variable(monkeypatch, tm
     # A message that names the variable already, or a path from elsewhere, is left as it is.
     assert console.with_variables("TFT_CACHE=/x is not a folder") == "TFT_CACHE=/x is not a folder"
     assert console.with_variables("/elsewhere/dev.tsv: bad") == "/elsewhere/dev.tsv: bad"
+    # So is a refusal of what the path holds, which says what to do itself.
+    monkeypatch.setenv("TFT_MODEL", f"{tmp_path}/model")
+    refusal = f"{tmp_path}/model: refused: its config.json maps ['AutoModel'] to ... code"
+    assert console.with_variables(refusal) == refusal
+    assert console.with_variables(f"{tmp_path}/model: bad").endswith(
+        f"(from TFT_MODEL={tmp_path}/model; {console.PATH_VARIABLES['TFT_MODEL']})"
+    )
 
 
 def test_an_empty_variable_is_named_where_a_path_lost_its_folder(monkeypatch):

@@ -47,7 +47,7 @@ def test_a_model_name_that_names_nothing_is_refused_before_transformers(tmp_path
     assert str(error.value).startswith(f"{loop}: a symbolic link that leads to no file or folder")
 
 
-def test_a_checkpoint_that_needs_its_own_code_is_refused_in_one_line(tmp_path):
+def test_a_checkpoint_that_needs_its_own_code_is_refused_in_one_line(tmp_path, monkeypatch):
     checkpoint = tmp_path / "custom"
     checkpoint.mkdir()
     config = {"model_type": "custom-bert", "auto_map": {"AutoModel": "modeling.Custom"}}
@@ -56,13 +56,18 @@ def test_a_checkpoint_that_needs_its_own_code_is_refused_in_one_line(tmp_path):
         transformer_source.transformer_source(str(checkpoint))
     message = str(error.value)
     assert message.startswith(f"{checkpoint}: refused: its config.json maps ['AutoModel']")
-    assert "runs no remote code" in message and "\n" not in message
+    assert "runs only for a model named in TFT_TRUST_REMOTE_CODE" in message
+    assert "\n" not in message
     # A tokenizer of its own code too.
     (checkpoint / "config.json").write_text(json.dumps({"model_type": "bert"}))
     tokenizer_config = {"auto_map": {"AutoTokenizer": ["tokenization.Custom", None]}}
     (checkpoint / "tokenizer_config.json").write_text(json.dumps(tokenizer_config))
     with pytest.raises(ConfigurationError, match="its tokenizer_config.json maps"):
         transformer_source.transformer_source(str(checkpoint))
+    # Named, it is read as it is (tests/host_patches/remote_code_test.py loads one).
+    monkeypatch.setenv("TFT_TRUST_REMOTE_CODE", f"other, {checkpoint}")
+    assert transformer_source.transformer_source(str(checkpoint)) == str(checkpoint)
+    monkeypatch.delenv("TFT_TRUST_REMOTE_CODE")
     # Without an auto_map the checkpoint is read as it is.
     (checkpoint / "tokenizer_config.json").write_text("{}")
     assert transformer_source.transformer_source(str(checkpoint)) == str(checkpoint)

@@ -234,8 +234,11 @@ def with_variables(message: str) -> str:
     """
     `message`, and where it names a path under the value of one of `PATH_VARIABLES` (or under
     its default, the variable unset) that it does not name, the variable and its fix; not
-    where the command line gave the path itself.
+    where the command line gave the path itself, nor where the message refuses what the path
+    holds (it says why, and what to do, itself).
     """
+    if ": refused: " in message:
+        return message
     for name, fix in PATH_VARIABLES.items():
         value = os.environ.get(name) or CONFIG_DEFAULTS.get(name)
         if not value or name in message or len(value.strip("./")) < 2:

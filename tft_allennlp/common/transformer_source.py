@@ -29,7 +29,7 @@ import os
 import re
 import shutil
 import tempfile
-from typing import Callable, List, Optional
+from typing import Callable, List, Optional, Tuple
 
 import safetensors.torch
 import torch
@@ -44,6 +44,7 @@ from tft_allennlp.common.archive_extraction import (
     archive_name,
 )
 from tft_allennlp.common.untrusted_archives import check_state, check_tensors
+from tft_host_patches import remote_code
 
 POOLER_FILE = "dropped_pooler.safetensors"
 """The checkpoint's pooler, which the embedder drops from the model, in its copy."""
@@ -76,6 +77,13 @@ def transformer_source(model_name: str, serialization_dir: Optional[str] = None)
     check_model_name(model_name)
     archived = archived_copy(model_name, serialization_dir)
     if archived is not None:
+        for name, classes in _remote_classes(archived):
+            # Code in an archive is the archive author's, whatever model it claims to be.
+            where = archive_name(os.path.join(archived, name))
+            raise UntrustedArchiveError(
+                f"{where}: refused: maps {classes} to code in the archive (auto_map), and an "
+                f"archive runs no code, even of a model named in {remote_code.VARIABLE}"
+            )
         return archived
     if serialization_dir is not None and is_extracted_archive(serialization_dir):
         # An archive is self-contained: the name it gives is data, never a path to read or a
@@ -87,8 +95,7 @@ def transformer_source(model_name: str, serialization_dir: Optional[str] = None)
             "model, which an archive may not make the plugin do"
         )
     source = _read_model_archive(model_name) if os.path.isfile(model_name) else model_name
-    if os.path.isdir(source):
-        check_no_remote_code(model_name, source)
+    check_remote_code(model_name, source)
     if serialization_dir is not None and not is_extracted_archive(serialization_dir):
         _copy_for_archive(source, copy_directory(model_name, serialization_dir))
     return source
@@ -118,26 +125,57 @@ def check_model_name(model_name: str) -> None:
         )
 
 
-def check_no_remote_code(model_name: str, directory: str) -> None:
+def check_remote_code(model_name: str, source: str) -> None:
     """
-    A `ConfigurationError` naming `model_name` when its checkpoint `directory` maps a class to
-    its own code (an `auto_map` in `config.json` or `tokenizer_config.json`): the plugin never
-    passes `trust_remote_code`, so transformers would ask on the terminal whether to run that
-    code, fail in a traceback, or build its own class of the same `model_type` in its place.
-    Files that are not JSON objects are left to transformers.
+    A `ConfigurationError` naming `model_name` when its checkpoint (`source`: a folder, or a hub
+    name whose files transformers can find, in its cache or on the hub) maps a class to its own
+    code (an `auto_map` in `config.json` or `tokenizer_config.json`) and the user has not named it
+    in `TFT_TRUST_REMOTE_CODE`: transformers would otherwise ask on the terminal whether to run
+    that code, or fail in a traceback (`tft_host_patches.remote_code`). A hub name whose files
+    cannot be found, and files that are not JSON objects, are left to transformers.
     """
+    if remote_code.trusts(model_name) or remote_code.trusts(source):
+        return
+    for name, classes in _remote_classes(source):
+        raise ConfigurationError(
+            f"{model_name}: refused: its {name} maps {classes} to the checkpoint's own code "
+            f"(auto_map), which runs only for a model named in {remote_code.VARIABLE} "
+            f"({remote_code.VARIABLE}={model_name} if you trust it; docs/security.md)"
+        )
+
+
+def _remote_classes(source: str) -> List[Tuple[str, List[str]]]:
+    """(file, the classes its `auto_map` maps) of each of `source`'s configs that has one."""
+    found = []
     for name in ("config.json", "tokenizer_config.json"):
+        path = _config_file(source, name)
+        if path is None:
+            continue
         try:
-            with open(os.path.join(directory, name), encoding="utf-8") as handle:
+            with open(path, encoding="utf-8") as handle:
                 config = json.load(handle)
         except (OSError, ValueError):
             continue
-        if isinstance(config, dict) and config.get("auto_map"):
-            raise ConfigurationError(
-                f"{model_name}: refused: its {name} maps {sorted(config['auto_map'])} to the "
-                "checkpoint's own code (auto_map), and the plugin runs no remote code "
-                "(trust_remote_code); give a checkpoint of an architecture transformers has"
-            )
+        if isinstance(config, dict) and isinstance(config.get("auto_map"), dict):
+            if config["auto_map"]:
+                found.append((name, sorted(config["auto_map"])))
+    return found
+
+
+def _config_file(source: str, name: str) -> Optional[str]:
+    if os.path.isdir(source):
+        return os.path.join(source, name)
+    try:
+        # A hub name: the file transformers itself reads next (its cache, or one download).
+        return transformers.utils.hub.cached_file(
+            source,
+            name,
+            _raise_exceptions_for_missing_entries=False,
+            _raise_exceptions_for_connection_errors=False,
+            _raise_exceptions_for_gated_repo=False,
+        )
+    except Exception:  # noqa: BLE001 (not a loadable name: transformers says why when it loads)
+        return None
 
 
 def is_extracted_archive(serialization_dir: str) -> bool:
