@@ -34,8 +34,10 @@ setup(
     long_description=open("README.md", encoding="utf-8").read(),
     long_description_content_type="text/markdown",
     license="Apache-2.0",
-    packages=find_packages(include=["tft_allennlp", "tft_allennlp.*", "tft_host_patches"]),
-    py_modules=["tft_allennlp_autoload", "tft_allennlp_lazy"],
+    packages=find_packages(
+        include=["tft_allennlp", "tft_allennlp.*", "tft_allennlp_lazy", "tft_host_patches"]
+    ),
+    py_modules=["tft_allennlp_autoload"],
     cmdclass={"build_py": BuildWithAutoload},
     # The configs are package data, so that `allennlp train` and `allennlp tft-configs` find them
     # in a wheel; the learned aligner's trained scorers and tft-show's style and script too.

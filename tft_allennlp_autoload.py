@@ -110,11 +110,11 @@ def _patch(commands: types.ModuleType) -> None:
         loader = quiet_import_plugins
     # AllenNLP binds the name in three modules: the command line, `train` (its distributed
     # workers) and `plugins` (`Predictor.from_archive`).
-    commands.import_plugins = loader
+    setattr(commands, "import_plugins", loader)
     plugins.import_plugins = loader
     train = sys.modules.get("allennlp.commands.train")
     if train is not None:
-        train.import_plugins = loader
+        setattr(train, "import_plugins", loader)
     parser_class = commands.ArgumentParserWithDefaults
     error = parser_class.error
 

@@ -155,7 +155,7 @@ def test_a_name_of_a_deferred_plugin_resolves_and_completes_the_registry():
     print(json.dumps({
         "reader": type(reader).__module__,
         "models_imported": "allennlp_models" in sys.modules,
-        "pending": tft_allennlp_lazy._complete is not None,
+        "pending": tft_allennlp_lazy.registry._complete is not None,
         "changed": changed,
         "fairness": "allennlp.fairness" in sys.modules,
         "unknown": unknown,
@@ -168,6 +168,25 @@ def test_a_name_of_a_deferred_plugin_resolves_and_completes_the_registry():
     # Completing the registry added names and changed none registered before it.
     assert result["changed"] == []
     assert "'no_such_model' is not a registered name for 'Model'" in result["unknown"]
+
+
+def test_an_archives_check_of_a_deferred_plugins_name_completes_the_registry():
+    # An archive config's "type" is checked against the registered names before AllenNLP
+    # builds anything; a name of allennlp-models must count as registered in the command too.
+    result = _python(
+        START
+        + """
+    from tft_allennlp.common import untrusted_archives
+    registered = untrusted_archives._registered_names()
+    print(json.dumps({
+        "before": "snli" in registered,
+        "snli": untrusted_archives._registered("snli", registered),
+        "pending": tft_allennlp_lazy.registry._complete is not None,
+        "dotted": untrusted_archives._registered("os.system", registered),
+    }))
+    """
+    )
+    assert result == {"before": False, "snli": True, "pending": False, "dotted": False}
 
 
 def test_help_lists_the_same_commands_as_allennlps_own_start_up():

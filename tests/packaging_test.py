@@ -61,7 +61,8 @@ def test_the_wheel_carries_the_configs_and_works_outside_the_checkout(tmp_path):
         for path in (PROJECT_ROOT / "training_configs").rglob("*.*sonnet")
     }
     assert configs and configs <= names
-    assert {"tft_allennlp.pth", "tft_allennlp_autoload.py", "tft_allennlp_lazy.py"} <= names
+    start_up = {"tft_allennlp.pth", "tft_allennlp_autoload.py", "tft_allennlp_lazy/registry.py"}
+    assert start_up | {"tft_host_patches/remote_code.py"} <= names
     # The learned aligner's scorers travel with it.
     scorers = {f"tft_allennlp/alignment/scorers/{name}.json" for name in ("lexical", "contextual")}
     assert scorers <= names

@@ -120,8 +120,8 @@ it wraps `allennlp.common.plugins.discover_plugins` (the plugin, then the packag
 and `ArgumentParserWithDefaults.error` (how to load the plugin). Remove with `setup.py`'s `.pth` and
 `make setup`'s hook line (`tests/packaging_test.py`).
 
-**Importing what a command needs** (`tft_allennlp_lazy.py`, beside the package, installed by the
-same hook): AllenNLP imports torchvision, scikit-learn, `scipy.stats` and NLTK unconditionally, and
+**Importing what a command needs** (`tft_allennlp_lazy/`, beside the package, installed by the
+same hook): AllenNLP imports scikit-learn, `scipy.stats`, NLTK, spaCy and boto3 unconditionally, and
 its `import_plugins` all of `allennlp` and allennlp-models, before any command. Their module bodies
 run at first use, and the registered components import at the first registry lookup that misses
 (`Registrable.resolve_class_name`, `list_available` and `_registry` are wrapped). Remove by

@@ -56,7 +56,6 @@ from allennlp.common.params import Params, parse_overrides, with_overrides
 from allennlp.common.registrable import Registrable
 from torch.utils._device import DeviceContext
 
-import tft_allennlp_lazy
 from tft_allennlp.common.archive_extraction import (
     ARCHIVED_TRANSFORMERS,
     UntrustedArchiveError,
@@ -229,10 +228,16 @@ def _registered_names() -> set:
 
 def _registered(name: str, registered: set) -> bool:
     """
-    Whether `name` is in `registered` (names registered so far), after importing what the
-    `allennlp` command left to registry lookups if it is not (which then joins `registered`).
+    Whether `name` is in `registered` (names registered so far), after completing the registry
+    if it is not (which then joins `registered`): the `allennlp` command leaves AllenNLP's and
+    allennlp-models' components to the first registry lookup that misses (`tft_allennlp_lazy`),
+    and a listing of registered names is such a lookup; elsewhere the listing is all there is.
+    Never a lookup by `name`, which imports a dotted name's module.
     """
-    if name not in registered and tft_allennlp_lazy.complete_registry(f"an archive names {name!r}"):
+    if name not in registered:
+        from allennlp.models import Model
+
+        list(Model.list_available())
         registered |= _registered_names()
     return name in registered
 
