@@ -4,7 +4,10 @@ allennlp-models 2.10.1) and the interpreter, in the order `install` applies them
 `tft_allennlp` calls it once. Each patch lives in its own module, written against AllenNLP 2.10.1
 and re-applied harmlessly: an `install` that finds its patch in place does nothing. A patch is
 removed by deleting its line from `PATCHES`, then its module (or the part that wraps), then the
-tests named below. What AllenNLP needs of the Hugging Face stack is in `tft_host_patches`.
+tests named below. What AllenNLP needs of the Hugging Face stack, the answer to transformers'
+question whether to run a checkpoint's own code, and the two edits of module state (AllenNLP's
+transformer cache, torch's compiler errors) are in `tft_host_patches`, with the helper that
+replaces things (`replace`, `original`, `replaced`).
 
 **Config variables and imports** (`common/config_defaults.py`): AllenNLP gives jsonnet the
 environment as `std.extVar`s, with no defaults, and the config's own folder as its only import

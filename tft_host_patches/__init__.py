@@ -14,6 +14,9 @@ Two kinds of patch:
   names in `TFT_TRUST_REMOTE_CODE`), which AllenNLP never answers.
 - **The plugin's behaviour in AllenNLP's commands** (`tft_allennlp.host_patches.install`, when the
   plugin is imported): see that module's index.
+- **Module state the plugin changes when it needs to** (`host_state.py`): AllenNLP's transformer
+  cache emptied of the model an embedder just built, and torch's compiler falling back to eager
+  code, each with its paragraph.
 
 `replace` is how every patch puts its object in place: it keeps the original (`original`), does
 nothing when the same patch is already there, and says which patch replaced what
@@ -25,8 +28,9 @@ from typing import Any, Dict, List, Tuple
 # The attribute a replacement carries: the name of the patch that put it in place.
 PATCH_ATTRIBUTE = "__tft_patch__"
 
-# (owner's name, attribute) -> (patch, original), in the order they were replaced.
-_replaced: Dict[Tuple[str, str], Tuple[str, Any]] = {}
+# (owner's name, attribute) -> [(patch, what it replaced), ...], in the order they were replaced:
+# several patches may wrap one function, each around the one before.
+_replaced: Dict[Tuple[str, str], List[Tuple[str, Any]]] = {}
 _MISSING = object()
 
 
@@ -42,7 +46,8 @@ def replace(owner: Any, name: str, new: Any, *, patch: str) -> bool:
     """
     Puts `new` in place of `owner.name` (a module's or a class's attribute, which may be missing),
     once per patch: returns False, changing nothing, when the attribute is already a replacement
-    by `patch`. The original stays reachable through `original(owner, name)`.
+    by `patch`. The host's own stays reachable through `original(owner, name)`; a wrapper of
+    what is there now (which may be another patch's) takes it from `owner.name` before replacing.
 
     # Parameters
 
@@ -62,23 +67,26 @@ def replace(owner: Any, name: str, new: Any, *, patch: str) -> bool:
         setattr(new, PATCH_ATTRIBUTE, patch)
     except (AttributeError, TypeError):  # a builtin or a slotted object: not marked
         pass
-    key = (_owner_name(owner), name)
-    _replaced.setdefault(key, (patch, current))
+    _replaced.setdefault((_owner_name(owner), name), []).append((patch, current))
     setattr(owner, name, new)
     return True
 
 
 def original(owner: Any, name: str) -> Any:
-    """What `owner.name` was before a patch replaced it (the attribute itself if none did)."""
-    entry = _replaced.get((_owner_name(owner), name))
-    if entry is None or entry[1] is _MISSING:
+    """What `owner.name` was before any patch replaced it (the attribute itself if none did)."""
+    entries = _replaced.get((_owner_name(owner), name))
+    if not entries or entries[0][1] is _MISSING:
         return getattr(owner, name)
-    return entry[1]
+    return entries[0][1]
 
 
 def replaced() -> List[Tuple[str, str]]:
     """Every `owner.attribute` replaced in this process, with the patch that replaced it."""
-    return [(f"{owner}.{name}", patch) for (owner, name), (patch, _) in _replaced.items()]
+    return [
+        (f"{owner}.{name}", patch)
+        for (owner, name), entries in _replaced.items()
+        for patch, _ in entries
+    ]
 
 
 _installed_at_startup = False

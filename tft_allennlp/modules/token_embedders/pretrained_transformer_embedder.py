@@ -2,7 +2,6 @@ import contextlib
 from typing import Any, Optional, cast
 
 import torch
-from allennlp.common import cached_transformers
 from allennlp.common.checks import ConfigurationError
 from allennlp.modules.token_embedders import PretrainedTransformerEmbedder, TokenEmbedder
 from transformers.initialization import no_init_weights
@@ -16,6 +15,7 @@ from tft_allennlp.common.transformer_source import (
 from tft_allennlp.modules.adapters.transformer_adapters import TransformerAdapters
 from tft_allennlp.modules.packed_dropout import use_packed_dropout
 from tft_allennlp.modules.token_embedders.eager_attention import layer_states
+from tft_host_patches.host_state import forget_cached_transformer
 
 ATTENTION = ("sdpa", "eager")
 
@@ -121,10 +121,7 @@ class TftPretrainedTransformerEmbedder(PretrainedTransformerEmbedder):
         # `allennlp predict`); AllenNLP refuses an archive whose weights.th misses one.
         with no_init_weights() if from_archive else contextlib.nullcontext():
             super().__init__(source, **kwargs)
-        for spec in [
-            spec for spec in cached_transformers._model_cache if spec.model_name == source
-        ]:
-            del cached_transformers._model_cache[spec]
+        forget_cached_transformer(source)
         self.model_name = model_name
         self.source = source
         dropped = None

@@ -10,6 +10,7 @@ from allennlp.training.callbacks.callback import TrainerCallback
 from tft_allennlp.modules.token_embedders.pretrained_transformer_embedder import (
     TftPretrainedTransformerEmbedder,
 )
+from tft_host_patches.host_state import run_failed_graphs_eagerly
 
 if TYPE_CHECKING:  # for annotations only
     from allennlp.training import GradientDescentTrainer
@@ -128,7 +129,7 @@ class CompileEncoders(TrainerCallback):
         if what is None:
             logger.warning("Not compiling: the model has no tft_pretrained_transformer embedder.")
             return
-        torch._dynamo.config.suppress_errors = True
+        run_failed_graphs_eagerly()
         self._counts = compile_counts()
         logger.info("Compiling %s with %s.", what, self._describe())
 
