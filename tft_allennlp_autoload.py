@@ -39,6 +39,7 @@ except ImportError:  # an editable install made before the modules existed: reru
     tft_host_patches = None  # type: ignore[assignment]
 
 PLUGIN = "tft_allennlp"
+PATCH = "autoload"  # the name of its patches of AllenNLP (`tft_host_patches.replaced()`)
 SWITCH = "TFT_ALLENNLP_AUTOLOAD"
 # Packages that extend the plugin's commands declare themselves under this entry point group.
 ENTRY_POINTS = "tft_allennlp.plugins"
@@ -84,7 +85,7 @@ def _patch(commands: types.ModuleType) -> None:
                     found.append(name)
                     yield name
 
-    plugins.discover_plugins = discover_plugins
+    tft_host_patches.replace(plugins, "discover_plugins", discover_plugins, patch=PATCH)
     import_plugins = commands.import_plugins
 
     def quiet_import_plugins() -> None:
@@ -110,11 +111,11 @@ def _patch(commands: types.ModuleType) -> None:
         loader = quiet_import_plugins
     # AllenNLP binds the name in three modules: the command line, `train` (its distributed
     # workers) and `plugins` (`Predictor.from_archive`).
-    setattr(commands, "import_plugins", loader)
-    plugins.import_plugins = loader
+    tft_host_patches.replace(commands, "import_plugins", loader, patch=PATCH)
+    tft_host_patches.replace(plugins, "import_plugins", loader, patch=PATCH)
     train = sys.modules.get("allennlp.commands.train")
     if train is not None:
-        setattr(train, "import_plugins", loader)
+        tft_host_patches.replace(train, "import_plugins", loader, patch=PATCH)
     parser_class = commands.ArgumentParserWithDefaults
     error = parser_class.error
 
@@ -123,7 +124,7 @@ def _patch(commands: types.ModuleType) -> None:
             message = f"{message}\n{plugin_hint()}"
         error(self, message)
 
-    parser_class.error = error_with_hint
+    tft_host_patches.replace(parser_class, "error", error_with_hint, patch=PATCH)
 
 
 @contextlib.contextmanager

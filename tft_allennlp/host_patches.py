@@ -7,7 +7,10 @@ removed by deleting its line from `PATCHES`, then its module (or the part that w
 tests named below. What AllenNLP needs of the Hugging Face stack, the answer to transformers'
 question whether to run a checkpoint's own code, and the two edits of module state (AllenNLP's
 transformer cache, torch's compiler errors) are in `tft_host_patches`, with the helper that
-replaces things (`replace`, `original`, `replaced`).
+replaces things (`replace`, `original`, `replaced`). Every patch below replaces through it too,
+under its module's name, so `tft_host_patches.replaced()` lists every name replaced in a process,
+wrappers of one function in the order they nest (`tests/host_patches/index_test.py` holds the
+list of an `allennlp train` process).
 
 **Config variables and imports** (`common/config_defaults.py`): AllenNLP gives jsonnet the
 environment as `std.extVar`s, with no defaults, and the config's own folder as its only import

@@ -21,7 +21,11 @@ from typing import Any, Callable, Dict, Optional, Union
 
 from allennlp.common import params as _params
 
+from tft_host_patches import replace
+
 logger = logging.getLogger(__name__)
+
+PATCH = "config_defaults"
 
 PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 """The package's folder, which jsonnet searches for imports after the config's own."""
@@ -96,9 +100,6 @@ def _cached_path(
 def install() -> None:
     """Puts `_config_variables`, `_evaluate_file` and `_cached_path` in place of AllenNLP's
     (once), where `Params.from_file` looks them up when it reads a config."""
-    if getattr(_params._environment_variables, "__name__", "") != "_config_variables":
-        _params._environment_variables = _config_variables
-    if getattr(_params.evaluate_file, "__name__", "") != "_evaluate_file":
-        _params.evaluate_file = _evaluate_file
-    if getattr(_params.cached_path, "__name__", "") != "_cached_path":
-        _params.cached_path = _cached_path
+    replace(_params, "_environment_variables", _config_variables, patch=PATCH)
+    replace(_params, "evaluate_file", _evaluate_file, patch=PATCH)
+    replace(_params, "cached_path", _cached_path, patch=PATCH)

@@ -27,6 +27,7 @@ from typing import Any, Dict, Iterator, List, Optional, TextIO
 from tqdm import tqdm
 
 from tft_allennlp.common.console import in_allennlp_command
+from tft_host_patches import replace
 
 # Through a pipe, a long bar prints a line this often (and its last state when it closes).
 PIPED_INTERVAL_S = 60.0
@@ -38,6 +39,7 @@ SHORT_WORDS = {"accuracy": "acc", "combined_score": "combined", "average": "avg"
 
 # The metrics of the training that runs in this process: its `validation_metric`s.
 _main_metrics: List[str] = []
+PATCH = "progress"
 _original: Dict[str, Any] = {}
 
 
@@ -219,7 +221,7 @@ def install() -> None:
         try_train=GradientDescentTrainer._try_train,
         prepare_global_logging=common_logging.prepare_global_logging,
     )
-    setattr(Tqdm, "tqdm", staticmethod(_fitted_tqdm))
-    setattr(training_util, "description_from_metrics", bar_description)
-    setattr(GradientDescentTrainer, "_try_train", _try_train)
-    setattr(common_logging, "prepare_global_logging", _prepare_global_logging)
+    replace(Tqdm, "tqdm", staticmethod(_fitted_tqdm), patch=PATCH)
+    replace(training_util, "description_from_metrics", bar_description, patch=PATCH)
+    replace(GradientDescentTrainer, "_try_train", _try_train, patch=PATCH)
+    replace(common_logging, "prepare_global_logging", _prepare_global_logging, patch=PATCH)

@@ -63,8 +63,11 @@ from tft_allennlp.common.archive_extraction import (
     archive_of,
     extracted_archive,
 )
+from tft_host_patches import PATCH_ATTRIBUTE, replace
 
 logger = logging.getLogger(__name__)
+
+PATCH = "untrusted_archives"
 
 CONFIG_MAX_BYTES = 4 * 2**20
 """The longest `config.json` an archive may hold (AllenNLP writes a few KB)."""
@@ -619,13 +622,16 @@ def install() -> None:
     from allennlp.models.model import Model
     from allennlp.nn import util as nn_util
 
-    if getattr(archival, "_tft_untrusted", False):
+    if getattr(archival.extracted_archive, PATCH_ATTRIBUTE, None) == PATCH:
         return
-    archival.extracted_archive = extracted_archive
-    archival.Params = ArchiveParams  # type: ignore[misc]
-    archival.Meta = ArchiveMeta  # type: ignore[misc]
-    archival._load_dataset_readers = _checked_dataset_readers(archival._load_dataset_readers)
-    archival._load_model = _checked_load_model(archival._load_model)
-    Model.load_state_dict = _checked_load_state_dict(Model.load_state_dict)  # type: ignore
-    nn_util.read_state_dict = read_state_dict
-    archival._tft_untrusted = True  # type: ignore[attr-defined]
+    replace(archival, "extracted_archive", extracted_archive, patch=PATCH)
+    replace(archival, "Params", ArchiveParams, patch=PATCH)
+    replace(archival, "Meta", ArchiveMeta, patch=PATCH)
+    for name, guard in [
+        ("_load_dataset_readers", _checked_dataset_readers),
+        ("_load_model", _checked_load_model),
+    ]:
+        replace(archival, name, guard(getattr(archival, name)), patch=PATCH)
+    load_state_dict = _checked_load_state_dict(Model.load_state_dict)
+    replace(Model, "load_state_dict", load_state_dict, patch=PATCH)
+    replace(nn_util, "read_state_dict", read_state_dict, patch=PATCH)

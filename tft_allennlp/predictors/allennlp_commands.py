@@ -47,6 +47,9 @@ from tft_allennlp.common.console import in_allennlp_command, verbose
 from tft_allennlp.common.input_problems import MalformedInputError
 from tft_allennlp.common.output_paths import same_path
 from tft_allennlp.predictors.predictor_input import STDIN, input_lines
+from tft_host_patches import replace
+
+PATCH = "allennlp_commands"
 
 
 def check_not_an_input(output: Optional[str], inputs: Iterable[Any]) -> None:
@@ -244,35 +247,33 @@ _METRICS_LOGGERS = ("allennlp.common.util", "tft_allennlp.training.run_files")
 
 def install() -> None:
     """Puts the checked `predict` and `evaluate` in place of AllenNLP's (once)."""
-    predict_command._PredictManager = CheckedPredictManager  # type: ignore[misc]
+    replace(predict_command, "_PredictManager", CheckedPredictManager, patch=PATCH)
     get_predictor: Callable[[argparse.Namespace], Any] = predict_command._get_predictor
-    if getattr(get_predictor, "__name__", "") != "_checked_get_predictor":
 
-        def _checked_get_predictor(args: argparse.Namespace) -> Any:
-            # `allennlp predict` calls it first, before it loads the archive.
-            inputs = [args.input_file, args.archive_file, args.weights_file]
-            check_not_an_input(args.output_file, inputs)
-            return get_predictor(args)
+    def _checked_get_predictor(args: argparse.Namespace) -> Any:
+        # `allennlp predict` calls it first, before it loads the archive.
+        inputs = [args.input_file, args.archive_file, args.weights_file]
+        check_not_an_input(args.output_file, inputs)
+        return get_predictor(args)
 
-        predict_command._get_predictor = _checked_get_predictor
+    replace(predict_command, "_get_predictor", _checked_get_predictor, patch=PATCH)
     evaluate: Callable[..., Any] = evaluate_command.evaluate_from_archive
-    if getattr(evaluate, "__name__", "") != "_checked_evaluate_from_archive":
 
-        def _checked_evaluate_from_archive(*args: Any, **kwargs: Any) -> Any:
-            check_evaluation_files(evaluate, *args, **kwargs)
-            if not in_allennlp_command():
-                return evaluate(*args, **kwargs)
-            # The `allennlp evaluate` command: the table, instead of the metrics as JSON.
-            quiet = _WithoutMetricsJson()
-            loggers = [logging.getLogger(name) for name in _METRICS_LOGGERS]
-            for metrics_logger in loggers if not verbose() else []:
-                metrics_logger.addFilter(quiet)
-            try:
-                metrics = evaluate(*args, **kwargs)
-            finally:
-                for metrics_logger in loggers:
-                    metrics_logger.removeFilter(quiet)
-            print(metrics_table(metrics))
-            return metrics
+    def _checked_evaluate_from_archive(*args: Any, **kwargs: Any) -> Any:
+        check_evaluation_files(evaluate, *args, **kwargs)
+        if not in_allennlp_command():
+            return evaluate(*args, **kwargs)
+        # The `allennlp evaluate` command: the table, instead of the metrics as JSON.
+        quiet = _WithoutMetricsJson()
+        loggers = [logging.getLogger(name) for name in _METRICS_LOGGERS]
+        for metrics_logger in loggers if not verbose() else []:
+            metrics_logger.addFilter(quiet)
+        try:
+            metrics = evaluate(*args, **kwargs)
+        finally:
+            for metrics_logger in loggers:
+                metrics_logger.removeFilter(quiet)
+        print(metrics_table(metrics))
+        return metrics
 
-        evaluate_command.evaluate_from_archive = _checked_evaluate_from_archive
+    replace(evaluate_command, "evaluate_from_archive", _checked_evaluate_from_archive, patch=PATCH)

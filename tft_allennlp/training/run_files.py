@@ -57,9 +57,11 @@ from tft_allennlp.common.atomic_files import (
 from tft_allennlp.common.config_keys import check_config_keys
 from tft_allennlp.common.transformer_source import ARCHIVED_TRANSFORMERS
 from tft_allennlp.training.serialization_dir import run_contents
+from tft_host_patches import replace
 
 logger = logging.getLogger(__name__)
 
+PATCH = "run_files"
 BEST_WEIGHTS = "best.th"
 
 _original: Dict[str, Any] = {}
@@ -76,14 +78,13 @@ def install() -> None:
         archive_model=train_command.archive_model,
         train_model=train_command.train_model,
     )
-    # setattr: the point is to replace these methods and functions.
-    setattr(Params, "to_file", _params_to_file)
-    setattr(Meta, "to_file", _meta_to_file)
-    setattr(Vocabulary, "save_to_files", _save_vocabulary)
+    replace(Params, "to_file", _params_to_file, patch=PATCH)
+    replace(Meta, "to_file", _meta_to_file, patch=PATCH)
+    replace(Vocabulary, "save_to_files", _save_vocabulary, patch=PATCH)
     for module in (common_util, training_util, evaluator_module):
-        setattr(module, "dump_metrics", dump_metrics)
-    setattr(train_command, "archive_model", archive_model)
-    setattr(train_command, "train_model", train_model)
+        replace(module, "dump_metrics", dump_metrics, patch=PATCH)
+    replace(train_command, "archive_model", archive_model, patch=PATCH)
+    replace(train_command, "train_model", train_model, patch=PATCH)
 
 
 def _params_to_file(

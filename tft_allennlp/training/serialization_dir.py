@@ -31,8 +31,12 @@ from allennlp.common.checks import ConfigurationError
 
 from tft_allennlp.common.folder_lock import FolderLock, holder, is_lock_file
 from tft_allennlp.common.transformer_source import ARCHIVED_TRANSFORMERS
+from tft_host_patches import replace
 
 logger = logging.getLogger(__name__)
+
+PATCH = "serialization_dir"
+LOCK_PATCH = "serialization_dir_lock"
 
 # What `allennlp train` writes before its first checkpoint (with the copies of the checkpoint's
 # config and tokenizer files that the plugin's components keep for the archive).
@@ -115,8 +119,6 @@ def install() -> None:
     from allennlp.training import util as training_util
 
     create: Callable[..., Any] = training_util.create_serialization_dir
-    if getattr(create, "__name__", "") == "_create_serialization_dir":
-        return
 
     def _create_serialization_dir(
         params: Any, serialization_dir: Union[str, "os.PathLike[str]"], recover: bool, force: bool
@@ -153,7 +155,7 @@ def install() -> None:
         else:
             os.makedirs(serialization_dir, exist_ok=True)
 
-    training_util.create_serialization_dir = _create_serialization_dir
+    replace(training_util, "create_serialization_dir", _create_serialization_dir, patch=PATCH)
 
 
 def install_lock() -> None:
@@ -165,8 +167,6 @@ def install_lock() -> None:
     import allennlp.commands.train as train_command
 
     train_model: Callable[..., Any] = train_command.train_model
-    if getattr(train_model, "__name__", "") == "_locked_train_model":
-        return
 
     def _locked_train_model(
         params: Any,
@@ -182,4 +182,4 @@ def install_lock() -> None:
             return train_model(params, serialization_dir, recover=recover, **kwargs)
 
     setattr(_locked_train_model, "__wrapped__", train_model)
-    setattr(train_command, "train_model", _locked_train_model)
+    replace(train_command, "train_model", _locked_train_model, patch=LOCK_PATCH)

@@ -43,8 +43,11 @@ from allennlp.training.trainer import Trainer
 from torch.multiprocessing import ProcessExitedException
 
 from tft_allennlp.common.child_processes import STOP_SIGNALS
+from tft_host_patches import replace
 
 logger = logging.getLogger(__name__)
+
+PATCH = "stop_signals"
 
 CHECKPOINTER = "tft_atomic"
 
@@ -124,9 +127,9 @@ def install() -> None:
         train_model=train_command.train_model,
         train_worker=getattr(train_command, "_train_worker"),
     )
-    setattr(GradientDescentTrainer, "train", _train)
-    setattr(train_command, "train_model", _train_model)
-    setattr(train_command, "_train_worker", _train_worker)
+    replace(GradientDescentTrainer, "train", _train, patch=PATCH)
+    replace(train_command, "train_model", _train_model, patch=PATCH)
+    replace(train_command, "_train_worker", _train_worker, patch=PATCH)
 
 
 def _train_model(params: Params, *args: Any, **kwargs: Any) -> Any:

@@ -1,0 +1,103 @@
+"""
+Every name of AllenNLP, transformers, huggingface-hub and the interpreter that the plugin replaces
+is replaced through `tft_host_patches.replace`, so that `tft_host_patches.replaced()` lists them
+all in the process of an `allennlp` command, and each patch is described in one of the two
+indexes (`tft_host_patches/__init__.py`, `tft_allennlp/host_patches.py`).
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+from tests import PROJECT_ROOT
+
+# What the `allennlp` command has done by the time `train` runs: its command line (which the
+# start-up hook patches), `import_plugins`, and the modules that `train` and the optimizers import.
+SCRIPT = """
+import json, sys
+sys.argv = ["allennlp", "train"]
+import allennlp.commands
+allennlp.commands.import_plugins()
+import allennlp.commands.train, allennlp.training.optimizers
+import tft_host_patches
+print(json.dumps(tft_host_patches.replaced()))
+"""
+
+EXPECTED = {
+    ("huggingface_hub.HfFolder", "huggingface_stack"),
+    ("huggingface_hub.Repository", "huggingface_stack"),
+    ("transformers.AdamW", "huggingface_stack"),
+    (
+        "transformers.tokenization_utils_base.PreTrainedTokenizerBase.encode_plus",
+        "huggingface_stack",
+    ),
+    ("allennlp.common.cached_transformers.get_tokenizer", "huggingface_stack"),
+    ("transformers.dynamic_module_utils.resolve_trust_remote_code", "remote_code"),
+    ("allennlp.common.plugins.discover_plugins", "autoload"),
+    ("allennlp.commands.import_plugins", "autoload"),
+    ("allennlp.common.plugins.import_plugins", "autoload"),
+    ("allennlp.commands.train.import_plugins", "autoload"),
+    ("allennlp.commands.ArgumentParserWithDefaults.error", "autoload"),
+    ("allennlp.common.params._environment_variables", "config_defaults"),
+    ("allennlp.common.params.evaluate_file", "config_defaults"),
+    ("allennlp.common.params.cached_path", "config_defaults"),
+    ("allennlp.training.util.create_serialization_dir", "serialization_dir"),
+    ("allennlp.common.params.Params.to_file", "run_files"),
+    ("allennlp.common.meta.Meta.to_file", "run_files"),
+    ("allennlp.data.vocabulary.Vocabulary.save_to_files", "run_files"),
+    ("allennlp.common.util.dump_metrics", "run_files"),
+    ("allennlp.training.util.dump_metrics", "run_files"),
+    ("allennlp.evaluation.evaluator.dump_metrics", "run_files"),
+    ("allennlp.commands.train.archive_model", "run_files"),
+    ("allennlp.commands.train.train_model", "run_files"),
+    ("allennlp.commands.train.train_model", "stop_signals"),
+    ("allennlp.commands.train.train_model", "serialization_dir_lock"),
+    ("allennlp.training.gradient_descent_trainer.GradientDescentTrainer.train", "stop_signals"),
+    ("allennlp.commands.train._train_worker", "stop_signals"),
+    (
+        "allennlp.training.callbacks.confidence_checks.ConfidenceChecksCallback.on_start",
+        "confidence_checks",
+    ),
+    ("sys.excepthook", "console"),
+    ("allennlp.common.logging.prepare_global_logging", "console"),
+    ("allennlp.common.logging.prepare_global_logging", "progress"),
+    ("allennlp.common.tqdm.Tqdm.tqdm", "progress"),
+    ("allennlp.training.util.description_from_metrics", "progress"),
+    ("allennlp.training.gradient_descent_trainer.GradientDescentTrainer._try_train", "progress"),
+    ("allennlp.commands.predict._PredictManager", "allennlp_commands"),
+    ("allennlp.commands.predict._get_predictor", "allennlp_commands"),
+    ("allennlp.commands.evaluate.evaluate_from_archive", "allennlp_commands"),
+    ("allennlp.models.archival.extracted_archive", "untrusted_archives"),
+    ("allennlp.models.archival.Params", "untrusted_archives"),
+    ("allennlp.models.archival.Meta", "untrusted_archives"),
+    ("allennlp.models.archival._load_dataset_readers", "untrusted_archives"),
+    ("allennlp.models.archival._load_model", "untrusted_archives"),
+    ("allennlp.models.model.Model.load_state_dict", "untrusted_archives"),
+    ("allennlp.nn.util.read_state_dict", "untrusted_archives"),
+}
+
+
+def test_every_replaced_name_is_listed_and_every_patch_is_in_an_index():
+    environment = {**os.environ, "OMP_NUM_THREADS": "1", "TFT_ALLENNLP_AUTOLOAD": "1"}
+    output = subprocess.run(
+        [sys.executable, "-c", SCRIPT],
+        capture_output=True,
+        text=True,
+        env=environment,
+        cwd=PROJECT_ROOT,
+        check=True,
+    ).stdout
+    replaced = [tuple(entry) for entry in json.loads(output.splitlines()[-1])]
+    assert set(replaced) == EXPECTED
+    assert len(replaced) == len(EXPECTED)  # each once
+    # The wrappers of `train_model` nest in this order: the lock outermost.
+    chain = [patch for name, patch in replaced if name == "allennlp.commands.train.train_model"]
+    assert chain == ["run_files", "stop_signals", "serialization_dir_lock"]
+    indexes = "".join(
+        (PROJECT_ROOT / path).read_text()
+        for path in ("tft_host_patches/__init__.py", "tft_allennlp/host_patches.py")
+    )
+    modules = {"autoload": "tft_allennlp_autoload", "serialization_dir_lock": "serialization_dir"}
+    for patch in {patch for _, patch in replaced}:
+        assert f"{modules.get(patch, patch)}.py" in indexes, patch
