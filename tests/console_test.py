@@ -80,11 +80,12 @@ def test_a_tiny_run_prints_progress_and_results_only(tmp_path, tiny_bert):
     # tests/common/progress_test.py). Before: 249 (docs/runs.md).
     assert len(printed) <= 32, "\n".join(printed)
     assert "\r" not in result.stderr and not re.search(r"\b0it\b", result.stderr)  # no empty bar
+    assert "Loading weights" not in result.stderr  # transformers' bar over local work
     log = (folder / "run/out.log").read_text()
     assert log.count("common.params") > 50 and "Number of trainable parameters" in log
-    # Everything is back with TFT_VERBOSE=1.
+    # The whole log is back with TFT_VERBOSE=1; transformers' bars over local work are not log.
     verbose = allennlp(
-        ["evaluate", "run/model.tar.gz", str(PROJECT_ROOT / "fixtures/glue/MRPC/dev.tsv")],
+        ["train", config, "-s", "run2", "-o", json.dumps({"trainer.num_epochs": 1})],
         folder,
         site,
         TFT_MODEL=tiny_bert,
@@ -92,6 +93,7 @@ def test_a_tiny_run_prints_progress_and_results_only(tmp_path, tiny_bert):
     )
     assert verbose.returncode == 0, verbose.stderr[-3000:]
     assert "Plugin tft_allennlp available" in verbose.stderr
+    assert "common.params" in verbose.stderr and "Loading weights" not in verbose.stderr
 
 
 def test_the_quiet_terminal_keeps_warnings_and_results():

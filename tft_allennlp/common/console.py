@@ -8,7 +8,7 @@ hub's download bars stay). The full log still goes to the serialization director
 which keeps every record.
 
 `TFT_VERBOSE=1` (or setting `ALLENNLP_LOG_LEVEL` / `ALLENNLP_DEBUG` yourself) brings the full
-log back to the terminal. Only the `allennlp` command line is quietened: a program that imports
+log back to the terminal (transformers' bars over local work stay off: they are not log). Only the `allennlp` command line is quietened: a program that imports
 the plugin keeps its own logging as it set it up.
 
 Also here, for the same command line: a mistake of the user's (`user_error`: a
@@ -35,9 +35,11 @@ from types import TracebackType
 from typing import Any, Callable, List, Optional, Tuple, Type
 
 from tft_allennlp.common.config_defaults import CONFIG_DEFAULTS
-from tft_host_patches import import_hooks
+from tft_host_patches import import_hooks, replace
 
 logger = logging.getLogger(__name__)
+
+PATCH = "console"
 
 VERBOSE_VARIABLE = "TFT_VERBOSE"
 
@@ -126,17 +128,16 @@ def install() -> None:
     if not in_allennlp_command():
         return
     _install_model_hint()
+    # Not a log, so not back with it: a bar over a second of local work says nothing.
+    import_hooks.after_import("transformers.utils.logging", _no_transformers_bars)
     if verbose():
         return
     for category, pattern in _IGNORED_PYTHON_WARNINGS:
         warnings.filterwarnings("ignore", message=pattern, category=category)
     quieten_handlers()
-    import_hooks.after_import("transformers.utils.logging", _no_transformers_bars)
     from allennlp.common import logging as common_logging
 
     prepare = common_logging.prepare_global_logging
-    if getattr(prepare, "__name__", "") == "_quiet_prepare_global_logging":
-        return
 
     def _quiet_prepare_global_logging(*args: Any, **kwargs: Any) -> None:
         # AllenNLP replaces the handlers (file, stdout, stderr) for `train`: the file keeps
@@ -145,7 +146,7 @@ def install() -> None:
         quieten_handlers()
         _install_model_hint()
 
-    common_logging.prepare_global_logging = _quiet_prepare_global_logging
+    replace(common_logging, "prepare_global_logging", _quiet_prepare_global_logging, patch=PATCH)
 
 
 def model_hint(error: BaseException) -> Optional[str]:
@@ -369,8 +370,6 @@ def _install_model_hint() -> None:
     wrapped here, logs to the terminal too). A bug keeps its traceback.
     """
     current: Callable[..., Any] = sys.excepthook
-    if getattr(current, "__name__", "") == "_model_hint_excepthook":
-        return
 
     def _model_hint_excepthook(
         kind: Type[BaseException], error: BaseException, traceback_: Optional[TracebackType]
@@ -385,4 +384,4 @@ def _install_model_hint() -> None:
         suffix = "" if where is None else f" (traceback: {where})"
         print(f"error: {line}{suffix}", file=sys.stderr)
 
-    sys.excepthook = _model_hint_excepthook
+    replace(sys, "excepthook", _model_hint_excepthook, patch=PATCH)
