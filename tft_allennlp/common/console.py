@@ -8,8 +8,9 @@ hub's download bars stay). The full log still goes to the serialization director
 which keeps every record.
 
 `TFT_VERBOSE=1` (or setting `ALLENNLP_LOG_LEVEL` / `ALLENNLP_DEBUG` yourself) brings the full
-log back to the terminal (transformers' bars over local work stay off: they are not log). Only the `allennlp` command line is quietened: a program that imports
-the plugin keeps its own logging as it set it up.
+log back to the terminal (transformers' bars over local work stay off: they are not log). Only
+the `allennlp` command line is quietened: a program that imports the plugin keeps its own logging
+as it set it up.
 
 Also here, for the same command line: a mistake of the user's (`user_error`: a
 `ConfigurationError`, such as an unknown key, an existing output or a refused archive; a
