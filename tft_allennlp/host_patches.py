@@ -37,7 +37,7 @@ by deleting that wrapping from `config_defaults.install`, then `shipped_config`
 (below) out of what it reuses, clears or deletes. Remove when AllenNLP reuses such a directory
 and checks what `--force` deletes (`tests/training/serialization_dir_test.py`).
 
-**Run files written atomically** (`training/run_files.py`): AllenNLP writes `config.json`,
+**Run files written atomically** (`tft_host_patches/run_files.py`): AllenNLP writes `config.json`,
 `meta.json`, the vocabulary, the metrics files and `model.tar.gz` in place, so a killed run
 leaves them truncated and `--recover` fails; it ignores config keys nothing reads. Wraps
 `Params.to_file`, `Meta.to_file`, `Vocabulary.save_to_files`, `dump_metrics` (in
@@ -62,13 +62,13 @@ second run there is refused in one line naming the live one. Remove when AllenNL
 (`tests/training/serialization_dir_test.py`, `tests/common/folder_lock_test.py`,
 `benchmarks/run_folder_race.py`).
 
-**The process group destroyed at exit** (`training/process_group.py`): AllenNLP's distributed
-workers never destroy their process group, and with torch 2 a gloo worker that reaches
+**The process group destroyed at exit** (`tft_host_patches/process_group.py`): AllenNLP's
+distributed workers never destroy their process group, and with torch 2 a gloo worker that reaches
 interpreter shutdown with one alive can abort after training has finished. Registers an exit
 handler (`atexit`) in every process that imports the plugin. Remove when AllenNLP destroys the
-group itself (`tests/training/process_group_test.py`).
+group itself (`tests/host_patches/process_group_test.py`).
 
-**No confidence-check hooks in a resumed run** (`training/confidence_checks.py`): AllenNLP's
+**No confidence-check hooks in a resumed run** (`tft_host_patches/confidence_checks.py`): AllenNLP's
 `ConfidenceChecksCallback` hooks every module at the start and unhooks them after epoch 0's first
 batch, which a run resumed with `--recover` never reaches: the hooks stay for the whole run,
 record every module call, and send BERT-type encoders' first-token path another way, so a
@@ -139,13 +139,8 @@ from typing import Callable, Tuple
 
 from tft_allennlp.common import config_defaults, console, progress, untrusted_archives
 from tft_allennlp.predictors import allennlp_commands
-from tft_allennlp.training import (
-    confidence_checks,
-    process_group,
-    run_files,
-    serialization_dir,
-    stop_signals,
-)
+from tft_allennlp.training import serialization_dir, stop_signals
+from tft_host_patches import confidence_checks, process_group, run_files
 
 PATCHES: Tuple[Callable[[], None], ...] = (
     config_defaults.install,

@@ -13,7 +13,9 @@ Two kinds of patch:
   transformers' question whether to run a checkpoint's own code (only for the models the user
   names in `TFT_TRUST_REMOTE_CODE`), which AllenNLP never answers.
 - **The plugin's behaviour in AllenNLP's commands** (`tft_allennlp.host_patches.install`, when the
-  plugin is imported): see that module's index.
+  plugin is imported): see that module's index. Those that are only a patch live here
+  (`run_files.py`, `process_group.py`, `confidence_checks.py`); the others' installers still sit
+  beside the checks they install, and replace through `replace` all the same.
 - **Module state the plugin changes when it needs to** (`host_state.py`): AllenNLP's transformer
   cache emptied of the model an embedder just built, and torch's compiler falling back to eager
   code, each with its paragraph.

@@ -242,7 +242,7 @@ def check_distinct_outputs(outputs: List[Tuple[str, str]]) -> None:
 
 
 # Where `dump_metrics` logs the metrics: AllenNLP's, and the plugin's atomic one.
-_METRICS_LOGGERS = ("allennlp.common.util", "tft_allennlp.training.run_files")
+_METRICS_LOGGERS = ("allennlp.common.util", "tft_host_patches.run_files")
 
 
 def install() -> None:

@@ -42,7 +42,7 @@ class AtomicCheckpointer(Checkpointer):
     replaces it) would leave an earlier epoch's weights, or none, beside a training state that
     says otherwise. On `--recover`, `best.th` is made that checkpoint's model state again
     before training goes on, and `allennlp train` checks it once more before archiving
-    (`tft_allennlp.training.run_files`). With a moving average, `best.th` holds averaged weights
+    (`tft_host_patches.run_files`). With a moving average, `best.th` holds averaged weights
     that no checkpoint has, and is left to AllenNLP.
 
     On `--recover` it resumes from the newest checkpoint whose two files load. A model state
