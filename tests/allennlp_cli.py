@@ -36,8 +36,8 @@ from allennlp.commands import main
 from allennlp.common import Params, cached_transformers
 
 from tests import PROJECT_ROOT
-from tft_allennlp.common import console, progress
 from tft_experiments import training
+from tft_host_patches import console, progress
 
 LOG_FORMAT = "%(asctime)s - %(levelname)s - %(name)s - %(message)s"  # allennlp/__main__.py's
 

@@ -16,7 +16,7 @@ PACKAGE = "tft_allennlp"
 PACKAGE_DIR = pathlib.Path(__file__).resolve().parent.parent / PACKAGE
 
 # Lowest first. A subpackage not listed here is an error of the test, not a free pass; the
-# package's own modules (`__init__`, `host_patches`) sit on top, beside the commands.
+# package's own `__init__` sits on top, beside the commands.
 LAYERS = [
     ["common"],
     ["nn"],

@@ -3,12 +3,13 @@ tft-allennlp: transfer fine-tuning (Arase & Tsujii, 2019) as an AllenNLP plugin.
 
 Importing the package registers every component (AllenNLP imports plugins non-recursively) and
 applies the plugin's changes to AllenNLP, each listed with why and how to remove it in
-`tft_allennlp.host_patches`: among them, the documented defaults of the variables that
+`tft_host_patches.plugin`: among them, the documented defaults of the variables that
 `training_configs/` read (`CONFIG_DEFAULTS`), and the shipped configs (`CONFIGS_ROOT`) on
 jsonnet's import path.
 """
 
 import tft_host_patches
+import tft_host_patches.plugin
 
 # The stack's gaps first: AllenNLP does not import on today's Hugging Face stack without them
 # (the start-up hook has done this already where the plugin is installed).
@@ -19,7 +20,6 @@ from tft_allennlp import (  # noqa: E402
     commands,
     data_loaders,
     dataset_readers,
-    host_patches,
     metrics,
     models,
     modules,
@@ -33,4 +33,4 @@ from tft_allennlp.common.config_defaults import (  # noqa: E402, F401  (public)
     CONFIGS_ROOT,
 )
 
-host_patches.install()
+tft_host_patches.plugin.install()

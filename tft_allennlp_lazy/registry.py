@@ -12,6 +12,10 @@ import threading
 from collections import defaultdict
 from typing import Any, Callable, Dict, List, Optional
 
+from tft_host_patches import replace
+
+# The name of its patches of AllenNLP's registry (`tft_host_patches.replaced()`).
+PATCH = "tft_allennlp_lazy"
 # Default plugins of AllenNLP whose import waits for a registry lookup that misses.
 DEFERRED_PLUGINS = ("allennlp_models",)
 
@@ -110,9 +114,9 @@ def _install_registry_hooks() -> None:
             return names
         return _Names(lambda: list_available(cls), names)
 
-    Registrable.resolve_class_name = classmethod(resolve)  # type: ignore[assignment]
-    Registrable.list_available = classmethod(available)  # type: ignore[assignment]
-    Registrable._registry = _Registry(Registrable._registry)
+    replace(Registrable, "resolve_class_name", classmethod(resolve), patch=PATCH)
+    replace(Registrable, "list_available", classmethod(available), patch=PATCH)
+    replace(Registrable, "_registry", _Registry(Registrable._registry), patch=PATCH)
 
 
 class _Names(list):

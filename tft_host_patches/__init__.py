@@ -4,7 +4,8 @@ allennlp-models 2.10.1), the Hugging Face libraries and the interpreter, and the
 replace things with. This package imports nothing heavy: the `tft_allennlp.pth` start-up hook
 imports it in every process of the environment, before anything imports AllenNLP.
 
-Two kinds of patch:
+Every installer is here, one module per patch, the plugin's checks and behaviour they put in
+place staying in `tft_allennlp` beside the code that uses them. Three kinds:
 
 - **The stack's gaps** (`install_at_startup`, from the start-up hook and again from
   `import tft_allennlp`): AllenNLP 2.10.1 was written against transformers 4.x and
@@ -12,10 +13,12 @@ Two kinds of patch:
   holds each one with its paragraph (version, gap, how to remove); `remote_code.py` answers
   transformers' question whether to run a checkpoint's own code (only for the models the user
   names in `TFT_TRUST_REMOTE_CODE`), which AllenNLP never answers.
-- **The plugin's behaviour in AllenNLP's commands** (`tft_allennlp.host_patches.install`, when the
-  plugin is imported): see that module's index. Those that are only a patch live here
-  (`run_files.py`, `process_group.py`, `confidence_checks.py`); the others' installers still sit
-  beside the checks they install, and replace through `replace` all the same.
+- **The plugin's behaviour in AllenNLP's commands** (`plugin.py`: the index, with a paragraph per
+  patch, and `install`, which `import tft_allennlp` calls): config defaults, run directories and
+  their lock, atomic run files, stopping on a signal, the process group at exit, confidence
+  checks, the quiet terminal, progress bars, `predict` and `evaluate`, untrusted archives. The
+  start-up hook's own patches (`tft_allennlp_autoload.py`, beside the package) are in that index
+  too.
 - **Module state the plugin changes when it needs to** (`host_state.py`): AllenNLP's transformer
   cache emptied of the model an embedder just built, and torch's compiler falling back to eager
   code, each with its paragraph.

@@ -2,7 +2,7 @@
 Every name of AllenNLP, transformers, huggingface-hub and the interpreter that the plugin replaces
 is replaced through `tft_host_patches.replace`, so that `tft_host_patches.replaced()` lists them
 all in the process of an `allennlp` command, and each patch is described in one of the two
-indexes (`tft_host_patches/__init__.py`, `tft_allennlp/host_patches.py`).
+indexes (`tft_host_patches/__init__.py`, `tft_host_patches/plugin.py`).
 """
 
 import json
@@ -35,6 +35,9 @@ EXPECTED = {
     ("allennlp.common.cached_transformers.get_tokenizer", "huggingface_stack"),
     ("transformers.dynamic_module_utils.resolve_trust_remote_code", "remote_code"),
     ("allennlp.common.plugins.discover_plugins", "autoload"),
+    ("allennlp.common.registrable.Registrable.resolve_class_name", "tft_allennlp_lazy"),
+    ("allennlp.common.registrable.Registrable.list_available", "tft_allennlp_lazy"),
+    ("allennlp.common.registrable.Registrable._registry", "tft_allennlp_lazy"),
     ("allennlp.commands.import_plugins", "autoload"),
     ("allennlp.common.plugins.import_plugins", "autoload"),
     ("allennlp.commands.train.import_plugins", "autoload"),
@@ -96,8 +99,12 @@ def test_every_replaced_name_is_listed_and_every_patch_is_in_an_index():
     assert chain == ["run_files", "stop_signals", "serialization_dir_lock"]
     indexes = "".join(
         (PROJECT_ROOT / path).read_text()
-        for path in ("tft_host_patches/__init__.py", "tft_allennlp/host_patches.py")
+        for path in ("tft_host_patches/__init__.py", "tft_host_patches/plugin.py")
     )
-    modules = {"autoload": "tft_allennlp_autoload", "serialization_dir_lock": "serialization_dir"}
+    modules = {
+        "autoload": "tft_allennlp_autoload.py",
+        "serialization_dir_lock": "serialization_dir.py",
+        "tft_allennlp_lazy": "tft_allennlp_lazy/",
+    }
     for patch in {patch for _, patch in replaced}:
-        assert f"{modules.get(patch, patch)}.py" in indexes, patch
+        assert modules.get(patch, f"{patch}.py") in indexes, patch

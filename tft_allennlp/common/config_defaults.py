@@ -6,26 +6,21 @@ on jsonnet's import path, so that a config anywhere can build on the shipped one
 themselves by their relative paths from any folder (`allennlp train
 training_configs/glue/mrpc.jsonnet` outside the checkout).
 
-All three apply where AllenNLP reads configs, not in `os.environ`: `install` wraps AllenNLP's
-`params._environment_variables` (the environment plus these defaults; a value set in the
-environment always wins), `params.evaluate_file` (the package's folder as a library path,
-after the config's own folder) and `params.cached_path`, which `Params.from_file` calls on the
-config's path and nothing else in `params` does (`shipped_config`; a file of that name in the
-current folder always wins). `tft_allennlp.host_patches` calls it; AllenNLP imports plugins
-before it reads a config.
+All three apply where AllenNLP reads configs, not in `os.environ`:
+`tft_host_patches/config_defaults.py` wraps AllenNLP's `params._environment_variables` (the
+environment plus these defaults; a value set in the environment always wins), `params.evaluate_file`
+(the package's folder as a library path, after the config's own folder) and `params.cached_path`,
+which `Params.from_file` calls on the config's path and nothing else in `params` does
+(`shipped_config`; a file of that name in the current folder always wins).
+`tft_host_patches.plugin` installs it; AllenNLP imports plugins before it reads a config.
 """
 
 import logging
 import os
-from typing import Any, Callable, Dict, Optional, Union
-
-from allennlp.common import params as _params
-
-from tft_host_patches import replace
+from typing import Optional, Union
 
 logger = logging.getLogger(__name__)
 
-PATCH = "config_defaults"
 
 PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 """The package's folder, which jsonnet searches for imports after the config's own."""
@@ -49,21 +44,6 @@ CONFIG_DEFAULTS = {
 }
 
 
-def _config_variables(
-    environment: Callable[[], Dict[str, str]] = _params._environment_variables,
-) -> Dict[str, str]:
-    """The environment as AllenNLP passes it to jsonnet, over the plugin's defaults."""
-    return {**CONFIG_DEFAULTS, **environment()}
-
-
-def _evaluate_file(
-    filename: str, *, _evaluate: Callable[..., str] = _params.evaluate_file, **kwargs: Any
-) -> str:
-    """jsonnet's `evaluate_file`, with the package's folder as a library path."""
-    kwargs.setdefault("jpathdir", PACKAGE_ROOT)
-    return _evaluate(filename, **kwargs)
-
-
 def shipped_config(path: Union[str, "os.PathLike[str]"]) -> Optional[str]:
     """
     The shipped config that `path` names, or `None`: `path` must be relative, start with
@@ -80,26 +60,3 @@ def shipped_config(path: Union[str, "os.PathLike[str]"]) -> Optional[str]:
         return None
     shipped = os.path.join(CONFIGS_ROOT, *parts[1:])
     return shipped if os.path.isfile(shipped) else None
-
-
-def _cached_path(
-    url_or_filename: Union[str, "os.PathLike[str]"],
-    *args: Any,
-    _cached_path: Callable[..., str] = _params.cached_path,
-    **kwargs: Any,
-) -> str:
-    """AllenNLP's `cached_path` for `Params.from_file`, with a missing `training_configs/...`
-    path read from the shipped configs, in one line on the terminal."""
-    shipped = shipped_config(url_or_filename)
-    if shipped is not None:
-        logger.info("using the shipped config %s", shipped)
-        url_or_filename = shipped
-    return _cached_path(url_or_filename, *args, **kwargs)
-
-
-def install() -> None:
-    """Puts `_config_variables`, `_evaluate_file` and `_cached_path` in place of AllenNLP's
-    (once), where `Params.from_file` looks them up when it reads a config."""
-    replace(_params, "_environment_variables", _config_variables, patch=PATCH)
-    replace(_params, "evaluate_file", _evaluate_file, patch=PATCH)
-    replace(_params, "cached_path", _cached_path, patch=PATCH)

@@ -31,16 +31,12 @@ import re
 import sys
 import tempfile
 import traceback
-import warnings
 from types import TracebackType
-from typing import Any, Callable, List, Optional, Tuple, Type
+from typing import List, Optional, Tuple, Type
 
 from tft_allennlp.common.config_defaults import CONFIG_DEFAULTS
-from tft_host_patches import import_hooks, replace
 
 logger = logging.getLogger(__name__)
-
-PATCH = "console"
 
 VERBOSE_VARIABLE = "TFT_VERBOSE"
 
@@ -64,10 +60,6 @@ _PROGRESS_PREFIXES = ("Reading evaluation data from",)
 _IGNORED_WARNINGS = (
     "patience was set to None",
     "You provided a validation dataset but patience",
-)
-_IGNORED_PYTHON_WARNINGS = (
-    (FutureWarning, r"`torch\.cuda\.amp\.(autocast|GradScaler)"),
-    (UserWarning, r"pkg_resources is deprecated"),
 )
 
 
@@ -122,32 +114,6 @@ def quieten_handlers(root: Optional[logging.Logger] = None) -> None:
         if terminal and not any(isinstance(f, QuietFilter) for f in handler.filters):
             handler.addFilter(QuietFilter())
             handler.setFormatter(ConsoleFormatter())
-
-
-def install() -> None:
-    """Quietens the terminal of the `allennlp` command, unless the user asked for everything."""
-    if not in_allennlp_command():
-        return
-    _install_model_hint()
-    # Not a log, so not back with it: a bar over a second of local work says nothing.
-    import_hooks.after_import("transformers.utils.logging", _no_transformers_bars)
-    if verbose():
-        return
-    for category, pattern in _IGNORED_PYTHON_WARNINGS:
-        warnings.filterwarnings("ignore", message=pattern, category=category)
-    quieten_handlers()
-    from allennlp.common import logging as common_logging
-
-    prepare = common_logging.prepare_global_logging
-
-    def _quiet_prepare_global_logging(*args: Any, **kwargs: Any) -> None:
-        # AllenNLP replaces the handlers (file, stdout, stderr) for `train`: the file keeps
-        # everything, the terminal handlers get the filter.
-        prepare(*args, **kwargs)
-        quieten_handlers()
-        _install_model_hint()
-
-    replace(common_logging, "prepare_global_logging", _quiet_prepare_global_logging, patch=PATCH)
 
 
 def model_hint(error: BaseException) -> Optional[str]:
@@ -354,35 +320,3 @@ def stopped(command: str, error: BaseException, message: Optional[str] = None) -
         traceback.print_exception(type(error), error, error.__traceback__)
     where = keep_traceback(error, error.__traceback__, line)
     return line if where is None else f"{line} (traceback: {where})"
-
-
-def _no_transformers_bars(transformers_logging: Any) -> None:
-    # transformers' own bars (not the hub's) are over a second of local work each: a model's
-    # weights loaded or written. Its hook decides what each `tqdm` call makes.
-    empty = transformers_logging.EmptyTqdm
-    transformers_logging.set_tqdm_hook(lambda factory, args, kwargs: empty(*args, **kwargs))
-
-
-def _install_model_hint() -> None:
-    """
-    Wraps `sys.excepthook` so that an error of the user's (`user_error`) ends with its one
-    line, `error: ...`, naming the log that keeps its traceback, and nothing else: not
-    AllenNLP's `CRITICAL: Uncaught exception` and its traceback (which `train`'s excepthook,
-    wrapped here, logs to the terminal too). A bug keeps its traceback.
-    """
-    current: Callable[..., Any] = sys.excepthook
-
-    def _model_hint_excepthook(
-        kind: Type[BaseException], error: BaseException, traceback_: Optional[TracebackType]
-    ) -> None:
-        line = user_error(error)
-        if line is None:
-            current(kind, error, traceback_)
-            return
-        if verbose():
-            traceback.print_exception(kind, error, traceback_)
-        where = keep_traceback(error, traceback_, line)
-        suffix = "" if where is None else f" (traceback: {where})"
-        print(f"error: {line}{suffix}", file=sys.stderr)
-
-    replace(sys, "excepthook", _model_hint_excepthook, patch=PATCH)

@@ -15,6 +15,8 @@ and the plugin's own (`tft-align`, `tft-show`).
 - Through a pipe or into a file (stderr not a terminal, or `--file-friendly-logging`), a bar
   prints whole lines and no carriage returns: its last state when it closes (a line per
   training and per validation), and before that a line every `PIPED_INTERVAL_S` seconds.
+
+`tft_host_patches/progress.py` puts these bars in place of AllenNLP's.
 """
 
 import contextlib
@@ -22,12 +24,9 @@ import logging
 import math
 import os
 import sys
-from typing import Any, Dict, Iterator, List, Optional, TextIO
+from typing import Any, Dict, Iterable, Iterator, List, Optional, TextIO
 
 from tqdm import tqdm
-
-from tft_allennlp.common.console import in_allennlp_command
-from tft_host_patches import replace
 
 # Through a pipe, a long bar prints a line this often (and its last state when it closes).
 PIPED_INTERVAL_S = 60.0
@@ -39,8 +38,6 @@ SHORT_WORDS = {"accuracy": "acc", "combined_score": "combined", "average": "avg"
 
 # The metrics of the training that runs in this process: its `validation_metric`s.
 _main_metrics: List[str] = []
-PATCH = "progress"
-_original: Dict[str, Any] = {}
 
 
 def _file_friendly() -> bool:
@@ -181,47 +178,12 @@ def bar_description(metrics: Dict[str, float]) -> str:
     return ", ".join(f"{short_name(name)} {metrics[name]:.3f}" for name in names if name in metrics)
 
 
-def _fitted_tqdm(*args: Any, **kwargs: Any) -> FittedBar:
-    return FittedBar(*args, **kwargs)
-
-
-def _try_train(self: Any) -> Any:
-    _main_metrics[:] = [name for _, name in self._metric_tracker.tracked_metrics]
+@contextlib.contextmanager
+def main_metrics(names: Iterable[str]) -> Iterator[None]:
+    """While open, the training and validation bars carry the first of `names` beside the loss
+    (`bar_description`): the run's main metric."""
+    _main_metrics[:] = list(names)
     try:
-        return _original["try_train"](self)
+        yield
     finally:
         _main_metrics.clear()
-
-
-def _prepare_global_logging(*args: Any, **kwargs: Any) -> None:
-    # `train` replaces the root logger's handlers (a file, stdout, stderr).
-    _original["prepare_global_logging"](*args, **kwargs)
-    fit_handlers()
-
-
-def install() -> None:
-    """
-    Makes the bars of the `allennlp` command fit its terminal: `Tqdm.tqdm` makes a
-    `FittedBar`, the trainer's bars carry `bar_description`, the terminal's log handlers write
-    through `BarSafeStream`.
-    """
-    if not in_allennlp_command():
-        return
-    fit_handlers()
-    if _original:
-        return
-    from allennlp.common import logging as common_logging
-    from allennlp.common.tqdm import Tqdm
-    from allennlp.training import util as training_util
-    from allennlp.training.gradient_descent_trainer import GradientDescentTrainer
-
-    _original.update(
-        tqdm=Tqdm.tqdm,
-        description=training_util.description_from_metrics,
-        try_train=GradientDescentTrainer._try_train,
-        prepare_global_logging=common_logging.prepare_global_logging,
-    )
-    replace(Tqdm, "tqdm", staticmethod(_fitted_tqdm), patch=PATCH)
-    replace(training_util, "description_from_metrics", bar_description, patch=PATCH)
-    replace(GradientDescentTrainer, "_try_train", _try_train, patch=PATCH)
-    replace(common_logging, "prepare_global_logging", _prepare_global_logging, patch=PATCH)

@@ -61,13 +61,9 @@ from tft_allennlp.common.archive_extraction import (
     UntrustedArchiveError,
     archive_name,
     archive_of,
-    extracted_archive,
 )
-from tft_host_patches import PATCH_ATTRIBUTE, replace
 
 logger = logging.getLogger(__name__)
-
-PATCH = "untrusted_archives"
 
 CONFIG_MAX_BYTES = 4 * 2**20
 """The longest `config.json` an archive may hold (AllenNLP writes a few KB)."""
@@ -570,7 +566,7 @@ def _built_from_archive(serialization_dir: str, build: Callable[[], Any]) -> Any
     ) from what
 
 
-def _checked_dataset_readers(load: Callable[..., Any]) -> Callable[..., Any]:
+def checked_dataset_readers(load: Callable[..., Any]) -> Callable[..., Any]:
     """AllenNLP's `archival._load_dataset_readers`, its errors naming the archive's config."""
 
     def _load_dataset_readers(config: Any, serialization_dir: str) -> Any:
@@ -579,7 +575,7 @@ def _checked_dataset_readers(load: Callable[..., Any]) -> Callable[..., Any]:
     return _load_dataset_readers
 
 
-def _checked_load_model(load: Callable[..., Any]) -> Callable[..., Any]:
+def checked_load_model(load: Callable[..., Any]) -> Callable[..., Any]:
     """AllenNLP's `archival._load_model`, checking the vocabulary, the weights (read once, mapped)
     and the base models' configs first, and the weights against the model it builds."""
 
@@ -603,7 +599,7 @@ def _checked_load_model(load: Callable[..., Any]) -> Callable[..., Any]:
     return _load_model
 
 
-def _checked_load_state_dict(load_state_dict: Callable[..., Any]) -> Callable[..., Any]:
+def checked_load_state_dict(load_state_dict: Callable[..., Any]) -> Callable[..., Any]:
     """`Model.load_state_dict`, through `check_state` while an archive's model loads."""
 
     def checked_load_state_dict(
@@ -614,24 +610,3 @@ def _checked_load_state_dict(load_state_dict: Callable[..., Any]) -> Callable[..
         return load_state_dict(self, state_dict, *args, **kwargs)
 
     return checked_load_state_dict
-
-
-def install() -> None:
-    """Puts the guards into AllenNLP's archive loading (once)."""
-    from allennlp.models import archival
-    from allennlp.models.model import Model
-    from allennlp.nn import util as nn_util
-
-    if getattr(archival.extracted_archive, PATCH_ATTRIBUTE, None) == PATCH:
-        return
-    replace(archival, "extracted_archive", extracted_archive, patch=PATCH)
-    replace(archival, "Params", ArchiveParams, patch=PATCH)
-    replace(archival, "Meta", ArchiveMeta, patch=PATCH)
-    for name, guard in [
-        ("_load_dataset_readers", _checked_dataset_readers),
-        ("_load_model", _checked_load_model),
-    ]:
-        replace(archival, name, guard(getattr(archival, name)), patch=PATCH)
-    load_state_dict = _checked_load_state_dict(Model.load_state_dict)
-    replace(Model, "load_state_dict", load_state_dict, patch=PATCH)
-    replace(nn_util, "read_state_dict", read_state_dict, patch=PATCH)

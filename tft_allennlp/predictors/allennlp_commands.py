@@ -29,7 +29,6 @@ when they run. (AllenNLP imports a plugin after parsing the command line, when t
 function, `_predict`, is already chosen.)
 """
 
-import argparse
 import contextlib
 import inspect
 import json
@@ -38,18 +37,13 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
-from allennlp.commands import evaluate as evaluate_command
 from allennlp.commands import predict as predict_command
 from allennlp.common.checks import ConfigurationError
 from allennlp.common.util import JsonDict
 
-from tft_allennlp.common.console import in_allennlp_command, verbose
 from tft_allennlp.common.input_problems import MalformedInputError
 from tft_allennlp.common.output_paths import same_path
 from tft_allennlp.predictors.predictor_input import STDIN, input_lines
-from tft_host_patches import replace
-
-PATCH = "allennlp_commands"
 
 
 def check_not_an_input(output: Optional[str], inputs: Iterable[Any]) -> None:
@@ -168,7 +162,7 @@ def metrics_table(metrics: Dict[str, Any]) -> str:
     return "\n".join(f"{name:<{names}}  {value:>{values}}" for name, value in shown.items())
 
 
-class _WithoutMetricsJson(logging.Filter):
+class WithoutMetricsJson(logging.Filter):
     """Drops the `Metrics: {...}` record that AllenNLP's evaluator logs with an output file."""
 
     def filter(self, record: logging.LogRecord) -> bool:
@@ -239,41 +233,3 @@ def check_distinct_outputs(outputs: List[Tuple[str, str]]) -> None:
                     f"{output}: {flag} is the same file as {earlier_flag} {earlier}; one would "
                     "replace the other: give each output a file of its own"
                 )
-
-
-# Where `dump_metrics` logs the metrics: AllenNLP's, and the plugin's atomic one.
-_METRICS_LOGGERS = ("allennlp.common.util", "tft_host_patches.run_files")
-
-
-def install() -> None:
-    """Puts the checked `predict` and `evaluate` in place of AllenNLP's (once)."""
-    replace(predict_command, "_PredictManager", CheckedPredictManager, patch=PATCH)
-    get_predictor: Callable[[argparse.Namespace], Any] = predict_command._get_predictor
-
-    def _checked_get_predictor(args: argparse.Namespace) -> Any:
-        # `allennlp predict` calls it first, before it loads the archive.
-        inputs = [args.input_file, args.archive_file, args.weights_file]
-        check_not_an_input(args.output_file, inputs)
-        return get_predictor(args)
-
-    replace(predict_command, "_get_predictor", _checked_get_predictor, patch=PATCH)
-    evaluate: Callable[..., Any] = evaluate_command.evaluate_from_archive
-
-    def _checked_evaluate_from_archive(*args: Any, **kwargs: Any) -> Any:
-        check_evaluation_files(evaluate, *args, **kwargs)
-        if not in_allennlp_command():
-            return evaluate(*args, **kwargs)
-        # The `allennlp evaluate` command: the table, instead of the metrics as JSON.
-        quiet = _WithoutMetricsJson()
-        loggers = [logging.getLogger(name) for name in _METRICS_LOGGERS]
-        for metrics_logger in loggers if not verbose() else []:
-            metrics_logger.addFilter(quiet)
-        try:
-            metrics = evaluate(*args, **kwargs)
-        finally:
-            for metrics_logger in loggers:
-                metrics_logger.removeFilter(quiet)
-        print(metrics_table(metrics))
-        return metrics
-
-    replace(evaluate_command, "evaluate_from_archive", _checked_evaluate_from_archive, patch=PATCH)

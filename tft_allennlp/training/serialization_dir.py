@@ -19,24 +19,24 @@ second `allennlp train` on a directory that a live run holds is refused in one l
 directory and that run's process, and touches nothing. Only the launching process takes it:
 the workers of distributed training run under its hold. The lock file is no part of the run
 (never a leftover, never deleted by `--force`, never archived) and goes when the run ends.
+
+These are the checks; `tft_host_patches/serialization_dir.py` wraps AllenNLP's
+`create_serialization_dir` and `train_model` with them.
 """
 
 import fnmatch
 import logging
 import os
 import shutil
-from typing import Any, Callable, Iterator, List, Optional, Tuple, Union
+from typing import Any, Iterator, List, Optional, Tuple
 
 from allennlp.common.checks import ConfigurationError
 
-from tft_allennlp.common.folder_lock import FolderLock, holder, is_lock_file
+from tft_allennlp.common.folder_lock import holder, is_lock_file
 from tft_allennlp.common.transformer_source import ARCHIVED_TRANSFORMERS
-from tft_host_patches import replace
 
 logger = logging.getLogger(__name__)
 
-PATCH = "serialization_dir"
-LOCK_PATCH = "serialization_dir_lock"
 
 # What `allennlp train` writes before its first checkpoint (with the copies of the checkpoint's
 # config and tokenizer files that the plugin's components keep for the archive).
@@ -112,74 +112,3 @@ def _string_values(value: Any, path: str = "") -> Iterator[Tuple[str, str]]:
     elif isinstance(value, list):
         for index, item in enumerate(value):
             yield from _string_values(item, f"{path}[{index}]")
-
-
-def install() -> None:
-    """Wraps AllenNLP's `create_serialization_dir` (as `allennlp train` calls it)."""
-    from allennlp.training import util as training_util
-
-    create: Callable[..., Any] = training_util.create_serialization_dir
-
-    def _create_serialization_dir(
-        params: Any, serialization_dir: Union[str, "os.PathLike[str]"], recover: bool, force: bool
-    ) -> None:
-        serialization_dir = str(serialization_dir)
-        if recover and force:
-            create(params, serialization_dir, recover, force)  # AllenNLP's refusal
-        exists = os.path.isdir(serialization_dir)
-        contents = run_contents(serialization_dir) if exists else []
-        if contents:
-            check_reads_nothing_inside(params, serialization_dir, "--force" if force else None)
-        if contents and force:
-            clear(serialization_dir)
-        elif contents and not recover:
-            if not left_by_a_failed_start(serialization_dir):
-                raise ConfigurationError(
-                    f"Serialization directory {serialization_dir} already holds a run: add "
-                    "--recover to continue it, --force to delete it and start again, or give "
-                    "another -s directory."
-                )
-            logger.warning(
-                "%s holds only the start of a run that trained nothing (%s): starting again there.",
-                serialization_dir,
-                ", ".join(sorted(contents)),
-            )
-            clear(serialization_dir)
-        if recover and (contents or not exists):
-            create(params, serialization_dir, recover, False)  # checks the run it recovers
-        elif recover:
-            raise ConfigurationError(
-                f"Serialization directory {serialization_dir} holds no run to recover: leave "
-                "out --recover to start one."
-            )
-        else:
-            os.makedirs(serialization_dir, exist_ok=True)
-
-    replace(training_util, "create_serialization_dir", _create_serialization_dir, patch=PATCH)
-
-
-def install_lock() -> None:
-    """
-    Wraps `allennlp.commands.train.train_model` so that the run holds its serialization
-    directory's lock (`FolderLock`) around everything else the plugin and AllenNLP do there;
-    installed after the other wrappers of `train_model`, so that it is the outermost.
-    """
-    import allennlp.commands.train as train_command
-
-    train_model: Callable[..., Any] = train_command.train_model
-
-    def _locked_train_model(
-        params: Any,
-        serialization_dir: Union[str, "os.PathLike[str]"],
-        recover: bool = False,
-        **kwargs: Any,
-    ) -> Any:
-        directory = str(serialization_dir)
-        if recover and not os.path.isdir(directory):
-            # Nothing to recover: AllenNLP says so, and no directory is made for a lock.
-            return train_model(params, serialization_dir, recover=recover, **kwargs)
-        with FolderLock(directory):
-            return train_model(params, serialization_dir, recover=recover, **kwargs)
-
-    setattr(_locked_train_model, "__wrapped__", train_model)
-    replace(train_command, "train_model", _locked_train_model, patch=LOCK_PATCH)

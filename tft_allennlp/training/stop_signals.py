@@ -5,7 +5,7 @@ the end of the batch in training, with a checkpoint there, so that `--recover` l
 AllenNLP 2.10 stops at once: everything trained since the last checkpoint is lost (up to
 `save_every_num_seconds`, half an hour in the injection grids), and it archives the best epoch
 so far as if the run had ended. With the plugin loaded and the `tft_atomic` checkpointer (every
-config of the plugin), `install()` makes `allennlp train` hold the first such signal until the
+config of the plugin), `allennlp train` holds the first such signal until the
 trainer can act on it: the batch in training ends, the checkpointer saves a checkpoint at it,
 and the run stops with exit status 128 + the signal's number (143 for SIGTERM, 130 for Ctrl-C),
 archiving nothing. A signal while the data is read or the model built waits for the first
@@ -23,7 +23,8 @@ to stop at (one `all_reduce` of a number per batch): a worker signalled alone st
 the same batch. The launching process of a distributed run passes a signal of its own on to them as
 a SIGTERM, waits for them, then exits with their status.
 
-Other checkpointers keep AllenNLP's behaviour.
+Other checkpointers keep AllenNLP's behaviour. The wrappers of AllenNLP's training that put this
+in place are `tft_host_patches/stop_signals.py`; here are the request and the stop.
 """
 
 import contextlib
@@ -31,27 +32,18 @@ import logging
 import multiprocessing
 import os
 import signal
-import sys
 import threading
-from typing import Any, Callable, Dict, Iterator, Optional
+from typing import Any, Dict, Iterator, Optional
 
-import allennlp.commands.train as train_command
 import torch
-from allennlp.common import Params
-from allennlp.training.gradient_descent_trainer import GradientDescentTrainer
 from allennlp.training.trainer import Trainer
-from torch.multiprocessing import ProcessExitedException
 
 from tft_allennlp.common.child_processes import STOP_SIGNALS
-from tft_host_patches import replace
 
 logger = logging.getLogger(__name__)
 
-PATCH = "stop_signals"
-
 CHECKPOINTER = "tft_atomic"
 
-_original: Dict[str, Callable[..., Any]] = {}
 _listening: Optional["StopRequest"] = None
 
 
@@ -113,72 +105,6 @@ def listening() -> Iterator[StopRequest]:
             yield request
         finally:
             _listening = None
-
-
-def install() -> None:
-    """
-    Makes `allennlp train` and `GradientDescentTrainer.train` hold stop signals, and the workers
-    of distributed training end as `_train_worker` says (once).
-    """
-    if _original:
-        return
-    _original.update(
-        train=GradientDescentTrainer.train,
-        train_model=train_command.train_model,
-        train_worker=getattr(train_command, "_train_worker"),
-    )
-    replace(GradientDescentTrainer, "train", _train, patch=PATCH)
-    replace(train_command, "train_model", _train_model, patch=PATCH)
-    replace(train_command, "_train_worker", _train_worker, patch=PATCH)
-
-
-def _train_model(params: Params, *args: Any, **kwargs: Any) -> Any:
-    trainer = params.as_dict(quiet=True).get("trainer") or {}
-    if (trainer.get("checkpointer") or {}).get("type") != CHECKPOINTER:
-        return _original["train_model"](params, *args, **kwargs)
-    try:
-        with listening():
-            return _original["train_model"](params, *args, **kwargs)
-    except ProcessExitedException as error:
-        if error.exit_code - 128 not in STOP_SIGNALS:
-            raise
-        # The workers logged where they stopped; a traceback of the launcher would add nothing.
-        raise SystemExit(error.exit_code) from None
-
-
-def _train(self: GradientDescentTrainer) -> Any:
-    # The checkpointer acts on the request `_train_model` holds, or, in the worker processes of
-    # distributed training (which `_train_model` does not run in), on one held from here.
-    checkpointer: Any = getattr(self, "_checkpointer", None)
-    if not hasattr(checkpointer, "stop_request"):
-        return _original["train"](self)
-    with listening() as request:
-        checkpointer.stop_request = request
-        try:
-            return _original["train"](self)
-        finally:
-            checkpointer.stop_request = None
-
-
-def _train_worker(*args: Any, **kwargs: Any) -> Any:
-    """
-    AllenNLP's `_train_worker`; a worker of distributed training that stops on a signal ends
-    here, once every `finally` of the trainer and its callbacks has run, with its logs flushed
-    and without the interpreter's teardown. That teardown frees the trainer, whose DDP reducer
-    holds the process group past `process_group`'s exit handler, and gloo's threads, torn down
-    with it, now and then aborted the worker ("terminate called without an active exception",
-    SIGABRT): the launcher then reported a failure instead of the stop.
-    """
-    try:
-        return _original["train_worker"](*args, **kwargs)
-    except SystemExit as error:
-        status = error.code if isinstance(error.code, int) else 0
-        if status - 128 not in STOP_SIGNALS or not torch.distributed.is_initialized():
-            raise
-    logging.shutdown()
-    for stream in (sys.stdout, sys.stderr):
-        stream.flush()
-    os._exit(status)
 
 
 def stop(trainer: Trainer, number: int, serialization_dir: Optional[str]) -> None:
