@@ -72,11 +72,11 @@ def hf_trainer(args) -> dict:
             per_device_train_batch_size=32,
             learning_rate=args.lr,
             weight_decay=0.01,
-            warmup_ratio=0.1,
+            warmup_steps=0.1,  # a fraction of the steps (transformers 5 folded warmup_ratio in)
             lr_scheduler_type="linear",
             max_grad_norm=1.0,
             num_train_epochs=args.epochs,
-            group_by_length=True,
+            train_sampling_strategy="group_by_length",  # transformers 5's name for group_by_length
             save_strategy="no",
             eval_strategy="no",
             logging_strategy="no",
