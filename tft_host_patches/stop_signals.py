@@ -6,6 +6,12 @@
 and `_train_worker` (a worker stopped by a signal ends without the interpreter's teardown).
 Remove when AllenNLP's trainer checkpoints on a signal (`tests/training/stop_signals_test.py`,
 `tests/training/recovery_test.py`).
+
+A spawned worker of distributed training unpickles `_train_worker` by its name, importing this
+module before anything of the plugin: so it imports the plugin only inside its functions (the
+worker's first step imports the whole plugin, whose import installs every patch, as AllenNLP's
+own worker would later), never at module level, which would re-enter `import tft_allennlp`
+while this module is half-imported.
 """
 
 import logging
@@ -19,8 +25,6 @@ from allennlp.common import Params
 from allennlp.training.gradient_descent_trainer import GradientDescentTrainer
 from torch.multiprocessing import ProcessExitedException
 
-from tft_allennlp.common.child_processes import STOP_SIGNALS
-from tft_allennlp.training.stop_signals import CHECKPOINTER, listening
 from tft_host_patches import replace
 
 PATCH = "stop_signals"
@@ -46,6 +50,9 @@ def install() -> None:
 
 
 def _train_model(params: Params, *args: Any, **kwargs: Any) -> Any:
+    from tft_allennlp.common.child_processes import STOP_SIGNALS
+    from tft_allennlp.training.stop_signals import CHECKPOINTER, listening
+
     trainer = params.as_dict(quiet=True).get("trainer") or {}
     if (trainer.get("checkpointer") or {}).get("type") != CHECKPOINTER:
         return _original["train_model"](params, *args, **kwargs)
@@ -62,6 +69,8 @@ def _train_model(params: Params, *args: Any, **kwargs: Any) -> Any:
 def _train(self: GradientDescentTrainer) -> Any:
     # The checkpointer acts on the request `_train_model` holds, or, in the worker processes of
     # distributed training (which `_train_model` does not run in), on one held from here.
+    from tft_allennlp.training.stop_signals import listening
+
     checkpointer: Any = getattr(self, "_checkpointer", None)
     if not hasattr(checkpointer, "stop_request"):
         return _original["train"](self)
@@ -82,6 +91,9 @@ def _train_worker(*args: Any, **kwargs: Any) -> Any:
     with it, now and then aborted the worker ("terminate called without an active exception",
     SIGABRT): the launcher then reported a failure instead of the stop.
     """
+    import tft_allennlp  # noqa: F401  (in a spawned worker: every patch, this one's `install` too)
+    from tft_allennlp.common.child_processes import STOP_SIGNALS
+
     try:
         return _original["train_worker"](*args, **kwargs)
     except SystemExit as error:
