@@ -108,3 +108,24 @@ def test_every_replaced_name_is_listed_and_every_patch_is_in_an_index():
     }
     for patch in {patch for _, patch in replaced}:
         assert modules.get(patch, f"{patch}.py") in indexes, patch
+
+
+def test_a_spawned_worker_unpickles_the_worker_wrapper_before_the_plugin():
+    # torch's spawn pickles AllenNLP's `_train_worker`, the stop-signal patch's wrapper, by name:
+    # a worker imports its module first, and the plugin (with every patch) only after.
+    script = (
+        "import json, pickle, sys\n"
+        "import tft_host_patches.stop_signals as stop_signals\n"
+        "worker = pickle.loads(pickle.dumps(stop_signals._train_worker))\n"
+        "early = 'tft_allennlp' in sys.modules\n"
+        "import tft_allennlp, tft_host_patches\n"
+        "print(json.dumps({'same': worker is stop_signals._train_worker, 'early': early,\n"
+        "                  'replaced': tft_host_patches.replaced()}))\n"
+    )
+    environment = {**os.environ, "OMP_NUM_THREADS": "1"}
+    output = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=environment, check=True
+    ).stdout
+    result = json.loads(output.splitlines()[-1])
+    assert result["same"] is True and result["early"] is False
+    assert ["allennlp.commands.train._train_worker", "stop_signals"] in result["replaced"]
