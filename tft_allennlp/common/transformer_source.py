@@ -23,6 +23,7 @@ what to read:
   `import tft_allennlp` does.
 """
 
+import functools
 import hashlib
 import json
 import os
@@ -165,6 +166,13 @@ def _remote_classes(source: str) -> List[Tuple[str, List[str]]]:
 def _config_file(source: str, name: str) -> Optional[str]:
     if os.path.isdir(source):
         return os.path.join(source, name)
+    return _hub_config_file(source, name)
+
+
+@functools.lru_cache(maxsize=None)
+def _hub_config_file(source: str, name: str) -> Optional[str]:
+    # Once per process: every component that reads the model asks (tokenizer, indexer,
+    # embedder, head), and online each lookup is a request to the hub.
     try:
         # A hub name: the file transformers itself reads next (its cache, or one download).
         return transformers.utils.hub.cached_file(
