@@ -14,14 +14,6 @@ from typing import Any, Callable
 from allennlp.commands import evaluate as evaluate_command
 from allennlp.commands import predict as predict_command
 
-from tft_allennlp.common.console import in_allennlp_command, verbose
-from tft_allennlp.predictors.allennlp_commands import (
-    CheckedPredictManager,
-    WithoutMetricsJson,
-    check_evaluation_files,
-    check_not_an_input,
-    metrics_table,
-)
 from tft_host_patches import replace
 
 PATCH = "allennlp_commands"
@@ -31,6 +23,15 @@ _METRICS_LOGGERS = ("allennlp.common.util", "tft_host_patches.run_files")
 
 def install() -> None:
     """Puts the checked `predict` and `evaluate` in place of AllenNLP's (once)."""
+    from tft_allennlp.common.console import in_allennlp_command, verbose
+    from tft_allennlp.predictors.allennlp_commands import (
+        CheckedPredictManager,
+        WithoutMetricsJson,
+        check_evaluation_files,
+        check_not_an_input,
+        metrics_table,
+    )
+
     replace(predict_command, "_PredictManager", CheckedPredictManager, patch=PATCH)
     get_predictor: Callable[[argparse.Namespace], Any] = predict_command._get_predictor
 

@@ -14,7 +14,6 @@ from typing import Any, Callable, Dict, Union
 
 from allennlp.common import params as _params
 
-from tft_allennlp.common.config_defaults import CONFIG_DEFAULTS, PACKAGE_ROOT, shipped_config
 from tft_host_patches import replace
 
 # The plugin's logger for it, whose one line the quiet terminal keeps (`common/console.py`).
@@ -27,6 +26,8 @@ def _config_variables(
     environment: Callable[[], Dict[str, str]] = _params._environment_variables,
 ) -> Dict[str, str]:
     """The environment as AllenNLP passes it to jsonnet, over the plugin's defaults."""
+    from tft_allennlp.common.config_defaults import CONFIG_DEFAULTS
+
     return {**CONFIG_DEFAULTS, **environment()}
 
 
@@ -34,6 +35,8 @@ def _evaluate_file(
     filename: str, *, _evaluate: Callable[..., str] = _params.evaluate_file, **kwargs: Any
 ) -> str:
     """jsonnet's `evaluate_file`, with the package's folder as a library path."""
+    from tft_allennlp.common.config_defaults import PACKAGE_ROOT
+
     kwargs.setdefault("jpathdir", PACKAGE_ROOT)
     return _evaluate(filename, **kwargs)
 
@@ -46,6 +49,8 @@ def _cached_path(
 ) -> str:
     """AllenNLP's `cached_path` for `Params.from_file`, with a missing `training_configs/...`
     path read from the shipped configs, in one line on the terminal."""
+    from tft_allennlp.common.config_defaults import shipped_config
+
     shipped = shipped_config(url_or_filename)
     if shipped is not None:
         logger.info("using the shipped config %s", shipped)

@@ -13,13 +13,6 @@ import warnings
 from types import TracebackType
 from typing import Any, Callable, Optional, Type
 
-from tft_allennlp.common.console import (
-    in_allennlp_command,
-    keep_traceback,
-    quieten_handlers,
-    user_error,
-    verbose,
-)
 from tft_host_patches import import_hooks, replace
 
 PATCH = "console"
@@ -32,6 +25,8 @@ _IGNORED_PYTHON_WARNINGS = (
 
 def install() -> None:
     """Quietens the terminal of the `allennlp` command, unless the user asked for everything."""
+    from tft_allennlp.common.console import in_allennlp_command, quieten_handlers, verbose
+
     if not in_allennlp_command():
         return
     _install_model_hint()
@@ -70,6 +65,8 @@ def _install_model_hint() -> None:
     AllenNLP's `CRITICAL: Uncaught exception` and its traceback (which `train`'s excepthook,
     wrapped here, logs to the terminal too). A bug keeps its traceback.
     """
+    from tft_allennlp.common.console import keep_traceback, user_error, verbose
+
     current: Callable[..., Any] = sys.excepthook
 
     def _model_hint_excepthook(

@@ -9,24 +9,28 @@ terminal's handlers write around open bars). Remove to get AllenNLP's bars back
 
 from typing import Any, Dict
 
-from tft_allennlp.common.console import in_allennlp_command
-from tft_allennlp.common.progress import FittedBar, bar_description, fit_handlers, main_metrics
 from tft_host_patches import replace
 
 PATCH = "progress"
 _original: Dict[str, Any] = {}
 
 
-def _fitted_tqdm(*args: Any, **kwargs: Any) -> FittedBar:
+def _fitted_tqdm(*args: Any, **kwargs: Any) -> Any:
+    from tft_allennlp.common.progress import FittedBar
+
     return FittedBar(*args, **kwargs)
 
 
 def _try_train(self: Any) -> Any:
+    from tft_allennlp.common.progress import main_metrics
+
     with main_metrics(name for _, name in self._metric_tracker.tracked_metrics):
         return _original["try_train"](self)
 
 
 def _prepare_global_logging(*args: Any, **kwargs: Any) -> None:
+    from tft_allennlp.common.progress import fit_handlers
+
     # `train` replaces the root logger's handlers (a file, stdout, stderr).
     _original["prepare_global_logging"](*args, **kwargs)
     fit_handlers()
@@ -38,6 +42,9 @@ def install() -> None:
     `FittedBar`, the trainer's bars carry `bar_description`, the terminal's log handlers write
     through `BarSafeStream`.
     """
+    from tft_allennlp.common.console import in_allennlp_command
+    from tft_allennlp.common.progress import bar_description, fit_handlers
+
     if not in_allennlp_command():
         return
     fit_handlers()

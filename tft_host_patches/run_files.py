@@ -45,18 +45,6 @@ from allennlp.common import util as common_util
 from allennlp.common.meta import Meta
 from allennlp.data import Vocabulary
 
-from tft_allennlp.common.atomic_files import (
-    DRAFT_PREFIX,
-    atomic_output,
-    link_atomically,
-    naming_path,
-    remove_drafts,
-    same_content,
-    write_atomically,
-)
-from tft_allennlp.common.config_keys import check_config_keys
-from tft_allennlp.common.transformer_source import ARCHIVED_TRANSFORMERS
-from tft_allennlp.training.serialization_dir import run_contents
 from tft_host_patches import replace
 
 logger = logging.getLogger(__name__)
@@ -90,17 +78,23 @@ def install() -> None:
 def _params_to_file(
     self: Params, params_file: str, preference_orders: Optional[List[List[str]]] = None
 ) -> None:
+    from tft_allennlp.common.atomic_files import atomic_output
+
     with atomic_output(params_file) as handle:
         json.dump(self.as_ordered_dict(preference_orders), handle, indent=4)
 
 
 def _meta_to_file(self: Meta, path: str) -> None:
+    from tft_allennlp.common.atomic_files import atomic_output
+
     with atomic_output(str(path)) as handle:
         json.dump(asdict(self), handle)
 
 
 def dump_metrics(file_path: Optional[str], metrics: Dict[str, Any], log: bool = False) -> None:
     """AllenNLP's `dump_metrics`, writing the file atomically."""
+    from tft_allennlp.common.atomic_files import atomic_output
+
     metrics_json = json.dumps(metrics, indent=2)
     if file_path:
         with atomic_output(str(file_path)) as handle:
@@ -110,6 +104,8 @@ def dump_metrics(file_path: Optional[str], metrics: Dict[str, Any], log: bool = 
 
 
 def _save_vocabulary(self: Vocabulary, directory: str) -> None:
+    from tft_allennlp.common.atomic_files import DRAFT_PREFIX, naming_path
+
     directory = os.path.abspath(str(directory))
     parent = os.path.dirname(directory)
     with naming_path(directory):
@@ -144,6 +140,8 @@ def archive_model(
     AllenNLP's `archive_model`, with the best weights verified first (`verify_best_weights`)
     and the archive written atomically.
     """
+    from tft_allennlp.common.atomic_files import write_atomically
+
     if weights == BEST_WEIGHTS:
         verify_best_weights(str(serialization_dir))
     archive_file = archive_path or os.path.join(serialization_dir, "model.tar.gz")
@@ -164,6 +162,8 @@ def verify_best_weights(serialization_dir: str) -> None:
     keeps. Does nothing where that checkpoint is not at hand (another checkpointer), or the
     best weights are a moving average rather than a checkpoint's.
     """
+    from tft_allennlp.common.atomic_files import link_atomically, same_content
+
     checkpoint = best_epoch_checkpoint(serialization_dir)
     if checkpoint is None:
         return
@@ -207,6 +207,11 @@ def train_model(params: Params, serialization_dir: str, recover: bool = False, *
     of the killed run are removed first, and a directory with nothing else in it is trained
     from scratch.
     """
+    from tft_allennlp.common.atomic_files import remove_drafts
+    from tft_allennlp.common.config_keys import check_config_keys
+    from tft_allennlp.common.transformer_source import ARCHIVED_TRANSFORMERS
+    from tft_allennlp.training.serialization_dir import run_contents
+
     check_config_keys(params.as_dict(quiet=True), "the training config")
     if recover and os.path.isdir(serialization_dir):
         remove_drafts(serialization_dir)

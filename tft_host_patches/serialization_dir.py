@@ -14,13 +14,6 @@ from typing import Any, Callable, Union
 
 from allennlp.common.checks import ConfigurationError
 
-from tft_allennlp.common.folder_lock import FolderLock
-from tft_allennlp.training.serialization_dir import (
-    check_reads_nothing_inside,
-    clear,
-    left_by_a_failed_start,
-    run_contents,
-)
 from tft_host_patches import replace
 
 logger = logging.getLogger("tft_allennlp.training.serialization_dir")
@@ -32,6 +25,13 @@ LOCK_PATCH = "serialization_dir_lock"
 def install() -> None:
     """Wraps AllenNLP's `create_serialization_dir` (as `allennlp train` calls it)."""
     from allennlp.training import util as training_util
+
+    from tft_allennlp.training.serialization_dir import (
+        check_reads_nothing_inside,
+        clear,
+        left_by_a_failed_start,
+        run_contents,
+    )
 
     create: Callable[..., Any] = training_util.create_serialization_dir
 
@@ -80,6 +80,8 @@ def install_lock() -> None:
     installed after the other wrappers of `train_model`, so that it is the outermost.
     """
     import allennlp.commands.train as train_command
+
+    from tft_allennlp.common.folder_lock import FolderLock
 
     train_model: Callable[..., Any] = train_command.train_model
 

@@ -9,15 +9,6 @@ checks (`tests/common/untrusted_archives_test.py`, `tests/common/archive_extract
 docs/security.md).
 """
 
-from tft_allennlp.common.archive_extraction import extracted_archive
-from tft_allennlp.common.untrusted_archives import (
-    ArchiveMeta,
-    ArchiveParams,
-    checked_dataset_readers,
-    checked_load_model,
-    checked_load_state_dict,
-    read_state_dict,
-)
 from tft_host_patches import PATCH_ATTRIBUTE, replace
 
 PATCH = "untrusted_archives"
@@ -28,6 +19,16 @@ def install() -> None:
     from allennlp.models import archival
     from allennlp.models.model import Model
     from allennlp.nn import util as nn_util
+
+    from tft_allennlp.common.archive_extraction import extracted_archive
+    from tft_allennlp.common.untrusted_archives import (
+        ArchiveMeta,
+        ArchiveParams,
+        checked_dataset_readers,
+        checked_load_model,
+        checked_load_state_dict,
+        read_state_dict,
+    )
 
     if getattr(archival.extracted_archive, PATCH_ATTRIBUTE, None) == PATCH:
         return

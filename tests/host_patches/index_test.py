@@ -129,3 +129,31 @@ def test_a_spawned_worker_unpickles_the_worker_wrapper_before_the_plugin():
     result = json.loads(output.splitlines()[-1])
     assert result["same"] is True and result["early"] is False
     assert ["allennlp.commands.train._train_worker", "stop_signals"] in result["replaced"]
+
+
+def test_no_installer_imports_the_plugin_so_each_imports_alone():
+    # An installer imports the plugin's checks where it uses them: importing one first (a
+    # spawned worker's unpickling, a maintainer's shell) is no circular import, and importing
+    # the plugin after them installs every patch.
+    installers = sorted(
+        path.stem
+        for path in (PROJECT_ROOT / "tft_host_patches").glob("*.py")
+        if path.stem != "__init__"
+    )
+    script = (
+        "import importlib, json, sys\n"
+        f"for name in {installers!r}:\n"
+        "    importlib.import_module('tft_host_patches.' + name)\n"
+        "early = sorted(name for name in sys.modules if name.startswith('tft_allennlp.'))\n"
+        "import tft_allennlp, tft_host_patches\n"
+        "print(json.dumps({'early': early, 'replaced': tft_host_patches.replaced()}))\n"
+    )
+    environment = {**os.environ, "OMP_NUM_THREADS": "1"}
+    output = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=environment, check=True
+    ).stdout
+    result = json.loads(output.splitlines()[-1])
+    assert len(installers) == 15 and "plugin" in installers
+    assert result["early"] == []
+    patches = {patch for _, patch in result["replaced"]}
+    assert {"run_files", "untrusted_archives", "config_defaults", "allennlp_commands"} <= patches
