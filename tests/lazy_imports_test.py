@@ -5,6 +5,7 @@ AllenNLP's own start-up. Each check runs in a new interpreter (the deferral acts
 `import allennlp` on, which the test process has long done).
 """
 
+import importlib.metadata
 import json
 import os
 import subprocess
@@ -14,6 +15,7 @@ import textwrap
 import pytest
 
 from tests import PROJECT_ROOT
+from tests.tiny_bert import write_tiny_bert
 
 
 def _python(code: str, **env: str) -> dict:
@@ -85,6 +87,63 @@ def test_the_command_starts_without_the_deferred_modules_and_uses_them_when_need
     assert result["tree_is_nltks"] is True
     # Each ran its body; nltk still need not (`Tree` came from nltk.tree), nor those unused.
     assert result["after"] == ["boto3", "nltk", "spacy", "spacy.tokens"]
+
+
+def test_transformers_model_code_loads_a_model_without_the_parts_it_never_runs(tmp_path):
+    # transformers 5's model code imports SciPy's assignment solver and torchvision at import; a
+    # BERT loaded from its folder and run uses neither, and each works, as imported eagerly, once
+    # used.
+    model = write_tiny_bert(str(tmp_path))
+    result = _python(
+        START
+        + f"""
+    import numpy, torch, transformers
+    PARTS = ("scipy.optimize", "torchvision")
+
+    def parts_deferred():
+        return [name for name in PARTS if tft_allennlp_lazy.is_deferred(sys.modules[name])]
+
+    model = transformers.AutoModel.from_pretrained({model!r})
+    states = model(torch.tensor([[2, 40, 41, 3]])).last_hidden_state
+    loaded = parts_deferred()
+    from transformers.loss import loss_for_object_detection
+    rows, columns = loss_for_object_detection.linear_sum_assignment(
+        numpy.array([[1.0, 2.0], [2.0, 1.0]])
+    )
+    import scipy.optimize, torchvision
+    kept = torchvision.ops.nms(
+        torch.tensor([[0.0, 0.0, 10.0, 10.0], [1.0, 1.0, 10.0, 10.0], [20.0, 20.0, 30.0, 30.0]]),
+        torch.tensor([0.9, 0.8, 0.7]),
+        0.5,
+    )
+    print(json.dumps({{
+        "shape": list(states.shape),
+        "loaded": loaded,
+        "assignment": [rows.tolist(), columns.tolist()],
+        "kept": kept.tolist(),
+        "real_solver": (
+            loss_for_object_detection.linear_sum_assignment
+            is scipy.optimize.linear_sum_assignment
+        ),
+        "ops_alone": parts_deferred(),
+        "version": torchvision.__version__.split("+")[0],
+        "after": parts_deferred(),
+    }}))
+    """
+    )
+    assert result["shape"][:2] == [1, 4]
+    # Loaded and run: neither ran its body.
+    assert result["loaded"] == ["scipy.optimize", "torchvision"]
+    # Used (checked by hand): the cheapest assignment of [[1, 2], [2, 1]] is the diagonal; boxes
+    # 0 and 1 overlap 81 / 100 > 0.5, so NMS keeps 0 (the higher score) and the far box 2.
+    assert result["assignment"] == [[0, 1], [0, 1]]
+    assert result["kept"] == [0, 2]
+    # Once run, transformers' module binds SciPy's function instead of the stand-in.
+    assert result["real_solver"] is True
+    # torchvision's submodules import alone (`submodules_first`); a name of its own runs it.
+    assert result["ops_alone"] == ["torchvision"]
+    assert result["version"] == importlib.metadata.version("torchvision").split("+")[0]
+    assert result["after"] == []
 
 
 def test_allennlps_spacy_names_work_before_and_after_spacy_is_imported():

@@ -32,8 +32,15 @@ DEFERRED: Dict[str, Dict[str, Any]] = {
     "spacy.cli.download": {"stand_ins": {"download": "spacy.cli.download"}},
     "spacy.language": {"stand_ins": {"Language": "spacy.language"}},
     "spacy.tokens": {"stand_ins": {"Token": "spacy.tokens.token", "Doc": "spacy.tokens.doc"}},
+    # What transformers 5's model code imports for parts a BERT-type encoder never runs:
+    # SciPy's assignment solver (object detection's loss) and torchvision (image utilities;
+    # AllenNLP's image loader too). Its tensor parallelism (with sympy) and torch's compiler
+    # stay: loading any model runs the first, and importing its generation code the second.
+    "scipy.optimize": {"stand_ins": {"linear_sum_assignment": "scipy.optimize"}},
+    "torchvision": {"submodules_first": True},
 }
-STAND_IN_IMPORTERS = "allennlp."  # the modules that get stand-ins: AllenNLP's own
+# The modules that get stand-ins: AllenNLP's own and transformers'.
+STAND_IN_IMPORTERS = ("allennlp.", "transformers.")
 
 
 class _Body:

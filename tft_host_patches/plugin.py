@@ -128,7 +128,8 @@ and `ArgumentParserWithDefaults.error` (how to load the plugin). Remove with `se
 `make setup`'s hook line (`tests/packaging_test.py`).
 
 **Importing what a command needs** (`tft_allennlp_lazy/`, beside the package, installed by the same
-hook): AllenNLP imports scikit-learn, `scipy.stats`, NLTK, spaCy and boto3 unconditionally, and its
+hook): AllenNLP imports scikit-learn, `scipy.stats`, NLTK, spaCy, boto3 and torchvision
+unconditionally (transformers 5's model code SciPy's solver and torchvision too), and its
 `import_plugins` all of `allennlp` and allennlp-models, before any command. Their module bodies run
 at first use, and the registered components import at the first registry lookup that misses
 (`Registrable.resolve_class_name`, `list_available` and `_registry` are wrapped). Remove by deleting
