@@ -23,9 +23,10 @@ place staying in `tft_allennlp` beside the code that uses them. Three kinds:
   cache emptied of the model an embedder just built, and torch's compiler falling back to eager
   code, each with its paragraph.
 
-`replace` is how every patch puts its object in place: it keeps the original (`original`), does
-nothing when the same patch is already there, and says which patch replaced what
-(`replaced`), so that a maintainer finds every replaced name in one list.
+`replace` is how every patch puts its object in place: it keeps the original (`original`) and what
+each patch's wrapper calls on to (`previous`), does nothing when the same patch is already there,
+and says which patch replaced what (`replaced`), so that a maintainer finds every replaced name in
+one list.
 """
 
 from typing import Any, Dict, List, Tuple
@@ -83,6 +84,19 @@ def original(owner: Any, name: str) -> Any:
     if not entries or entries[0][1] is _MISSING:
         return getattr(owner, name)
     return entries[0][1]
+
+
+def previous(owner: Any, name: str, patch: str) -> Any:
+    """
+    What `patch` replaced of `owner.name`: the object its wrapper calls on to, the host's own or
+    the wrapper of a patch applied before it.
+    """
+    for entry_patch, replaced_object in _replaced.get((_owner_name(owner), name), []):
+        if entry_patch == patch:
+            if replaced_object is _MISSING:
+                raise AttributeError(f"{patch} added {_owner_name(owner)}.{name}; it replaced none")
+            return replaced_object
+    raise LookupError(f"{patch} has not replaced {_owner_name(owner)}.{name}")
 
 
 def replaced() -> List[Tuple[str, str]]:

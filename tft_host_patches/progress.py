@@ -7,12 +7,12 @@ terminal's handlers write around open bars). Remove to get AllenNLP's bars back
 (`tests/common/progress_test.py`, `tests/console_test.py`).
 """
 
-from typing import Any, Dict
+from typing import Any
 
-from tft_host_patches import replace
+from tft_host_patches import previous, replace
 
 PATCH = "progress"
-_original: Dict[str, Any] = {}
+_installed = False
 
 
 def _fitted_tqdm(*args: Any, **kwargs: Any) -> Any:
@@ -22,17 +22,21 @@ def _fitted_tqdm(*args: Any, **kwargs: Any) -> Any:
 
 
 def _try_train(self: Any) -> Any:
+    from allennlp.training.gradient_descent_trainer import GradientDescentTrainer
+
     from tft_allennlp.common.progress import main_metrics
 
     with main_metrics(name for _, name in self._metric_tracker.tracked_metrics):
-        return _original["try_train"](self)
+        return previous(GradientDescentTrainer, "_try_train", PATCH)(self)
 
 
 def _prepare_global_logging(*args: Any, **kwargs: Any) -> None:
+    from allennlp.common import logging as common_logging
+
     from tft_allennlp.common.progress import fit_handlers
 
     # `train` replaces the root logger's handlers (a file, stdout, stderr).
-    _original["prepare_global_logging"](*args, **kwargs)
+    previous(common_logging, "prepare_global_logging", PATCH)(*args, **kwargs)
     fit_handlers()
 
 
@@ -47,20 +51,16 @@ def install() -> None:
 
     if not in_allennlp_command():
         return
+    global _installed
     fit_handlers()
-    if _original:
+    if _installed:
         return
+    _installed = True
     from allennlp.common import logging as common_logging
     from allennlp.common.tqdm import Tqdm
     from allennlp.training import util as training_util
     from allennlp.training.gradient_descent_trainer import GradientDescentTrainer
 
-    _original.update(
-        tqdm=Tqdm.tqdm,
-        description=training_util.description_from_metrics,
-        try_train=GradientDescentTrainer._try_train,
-        prepare_global_logging=common_logging.prepare_global_logging,
-    )
     replace(Tqdm, "tqdm", staticmethod(_fitted_tqdm), patch=PATCH)
     replace(training_util, "description_from_metrics", bar_description, patch=PATCH)
     replace(GradientDescentTrainer, "_try_train", _try_train, patch=PATCH)

@@ -45,27 +45,22 @@ from allennlp.common import util as common_util
 from allennlp.common.meta import Meta
 from allennlp.data import Vocabulary
 
-from tft_host_patches import replace
+from tft_host_patches import previous, replace
 
 logger = logging.getLogger(__name__)
 
 PATCH = "run_files"
 BEST_WEIGHTS = "best.th"
 
-_original: Dict[str, Any] = {}
+_installed = False
 
 
 def install() -> None:
     """Wraps AllenNLP's writers of run files (once per process)."""
-    if _original:
+    global _installed
+    if _installed:
         return
-    _original.update(
-        to_file=Params.to_file,
-        meta_to_file=Meta.to_file,
-        save_to_files=Vocabulary.save_to_files,
-        archive_model=train_command.archive_model,
-        train_model=train_command.train_model,
-    )
+    _installed = True
     replace(Params, "to_file", _params_to_file, patch=PATCH)
     replace(Meta, "to_file", _meta_to_file, patch=PATCH)
     replace(Vocabulary, "save_to_files", _save_vocabulary, patch=PATCH)
@@ -115,7 +110,7 @@ def _save_vocabulary(self: Vocabulary, directory: str) -> None:
         )
     try:
         with naming_path(directory):
-            _original["save_to_files"](self, draft)
+            previous(Vocabulary, "save_to_files", PATCH)(self, draft)
             for name in os.listdir(draft):
                 with open(os.path.join(draft, name), "rb") as stream:
                     os.fsync(stream.fileno())
@@ -149,7 +144,8 @@ def archive_model(
         archive_file = os.path.join(archive_file, "model.tar.gz")
 
     def archive(draft: str) -> None:
-        _original["archive_model"](serialization_dir, weights, draft, include_in_archive)
+        archive_model_ = previous(train_command, "archive_model", PATCH)
+        archive_model_(serialization_dir, weights, draft, include_in_archive)
 
     write_atomically(str(archive_file), archive)
     return str(archive_file)
@@ -229,4 +225,5 @@ def train_model(params: Params, serialization_dir: str, recover: bool = False, *
                 serialization_dir,
             )
             recover = False
-    return _original["train_model"](params, serialization_dir, recover=recover, **kwargs)
+    train = previous(train_command, "train_model", PATCH)
+    return train(params, serialization_dir, recover=recover, **kwargs)

@@ -17,7 +17,7 @@ while this module is half-imported.
 import logging
 import os
 import sys
-from typing import Any, Callable, Dict
+from typing import Any
 
 import allennlp.commands.train as train_command
 import torch
@@ -25,11 +25,10 @@ from allennlp.common import Params
 from allennlp.training.gradient_descent_trainer import GradientDescentTrainer
 from torch.multiprocessing import ProcessExitedException
 
-from tft_host_patches import replace
+from tft_host_patches import previous, replace
 
 PATCH = "stop_signals"
-
-_original: Dict[str, Callable[..., Any]] = {}
+_installed = False
 
 
 def install() -> None:
@@ -37,13 +36,10 @@ def install() -> None:
     Makes `allennlp train` and `GradientDescentTrainer.train` hold stop signals, and the workers
     of distributed training end as `_train_worker` says (once).
     """
-    if _original:
+    global _installed
+    if _installed:
         return
-    _original.update(
-        train=GradientDescentTrainer.train,
-        train_model=train_command.train_model,
-        train_worker=getattr(train_command, "_train_worker"),
-    )
+    _installed = True
     replace(GradientDescentTrainer, "train", _train, patch=PATCH)
     replace(train_command, "train_model", _train_model, patch=PATCH)
     replace(train_command, "_train_worker", _train_worker, patch=PATCH)
@@ -55,10 +51,10 @@ def _train_model(params: Params, *args: Any, **kwargs: Any) -> Any:
 
     trainer = params.as_dict(quiet=True).get("trainer") or {}
     if (trainer.get("checkpointer") or {}).get("type") != CHECKPOINTER:
-        return _original["train_model"](params, *args, **kwargs)
+        return previous(train_command, "train_model", PATCH)(params, *args, **kwargs)
     try:
         with listening():
-            return _original["train_model"](params, *args, **kwargs)
+            return previous(train_command, "train_model", PATCH)(params, *args, **kwargs)
     except ProcessExitedException as error:
         if error.exit_code - 128 not in STOP_SIGNALS:
             raise
@@ -73,11 +69,11 @@ def _train(self: GradientDescentTrainer) -> Any:
 
     checkpointer: Any = getattr(self, "_checkpointer", None)
     if not hasattr(checkpointer, "stop_request"):
-        return _original["train"](self)
+        return previous(GradientDescentTrainer, "train", PATCH)(self)
     with listening() as request:
         checkpointer.stop_request = request
         try:
-            return _original["train"](self)
+            return previous(GradientDescentTrainer, "train", PATCH)(self)
         finally:
             checkpointer.stop_request = None
 
@@ -95,7 +91,7 @@ def _train_worker(*args: Any, **kwargs: Any) -> Any:
     from tft_allennlp.common.child_processes import STOP_SIGNALS
 
     try:
-        return _original["train_worker"](*args, **kwargs)
+        return previous(train_command, "_train_worker", PATCH)(*args, **kwargs)
     except SystemExit as error:
         status = error.code if isinstance(error.code, int) else 0
         if status - 128 not in STOP_SIGNALS or not torch.distributed.is_initialized():

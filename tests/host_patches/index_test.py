@@ -21,6 +21,12 @@ import allennlp.commands
 allennlp.commands.import_plugins()
 import allennlp.commands.train, allennlp.training.optimizers
 import tft_host_patches
+train = allennlp.commands.train
+calls_on = {
+    patch: getattr(tft_host_patches.previous(train, "train_model", patch), "__tft_patch__", "host")
+    for patch in ("run_files", "stop_signals", "serialization_dir_lock")
+}
+print(json.dumps(calls_on))
 print(json.dumps(tft_host_patches.replaced()))
 """
 
@@ -97,6 +103,13 @@ def test_every_replaced_name_is_listed_and_every_patch_is_in_an_index():
     # The wrappers of `train_model` nest in this order: the lock outermost.
     chain = [patch for name, patch in replaced if name == "allennlp.commands.train.train_model"]
     assert chain == ["run_files", "stop_signals", "serialization_dir_lock"]
+    # Each wrapper calls on the one inside it (`previous`), the innermost on AllenNLP's own.
+    calls_on = json.loads(output.splitlines()[-2])
+    assert calls_on == {
+        "run_files": "host",
+        "stop_signals": "run_files",
+        "serialization_dir_lock": "stop_signals",
+    }
     indexes = "".join(
         (PROJECT_ROOT / path).read_text()
         for path in ("tft_host_patches/__init__.py", "tft_host_patches/plugin.py")
