@@ -83,7 +83,9 @@ class TftPretrainedTransformerEmbedder(PretrainedTransformerEmbedder):
         a quarter of the random numbers (the same rate to 2^-16; see
         `tft_allennlp.modules.packed_dropout`), elsewhere PyTorch's dropout. With `"sdpa"`
         attention the attention weights' dropout happens inside PyTorch's attention and stays
-        PyTorch's; with `"eager"` every dropout of the encoder is packed.
+        PyTorch's; with `"eager"` it is packed too where the first-token path runs the layer
+        (GLUE fine-tuning), but not where transformers 5 runs it (the whole sequence, as in
+        injection), whose eager attention drops the weights with PyTorch's functional dropout.
     serialization_dir : `str`, optional
         Given by AllenNLP: the training run's directory, or the extracted archive being loaded.
     **kwargs
