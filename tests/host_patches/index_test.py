@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from typing import Any, List
 
 from tests import PROJECT_ROOT
 
@@ -87,24 +88,26 @@ EXPECTED = {
 }
 
 
+def _output_lines(script: str, **run: Any) -> List[str]:
+    """What `script` prints in a new interpreter of this environment, one thread, line by line."""
+    environment = {**os.environ, "OMP_NUM_THREADS": "1", **run.pop("env", {})}
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=environment,
+        check=True, **run,
+    )  # fmt: skip
+    return done.stdout.splitlines()
+
+
 def test_every_replaced_name_is_listed_and_every_patch_is_in_an_index():
-    environment = {**os.environ, "OMP_NUM_THREADS": "1", "TFT_ALLENNLP_AUTOLOAD": "1"}
-    output = subprocess.run(
-        [sys.executable, "-c", SCRIPT],
-        capture_output=True,
-        text=True,
-        env=environment,
-        cwd=PROJECT_ROOT,
-        check=True,
-    ).stdout
-    replaced = [tuple(entry) for entry in json.loads(output.splitlines()[-1])]
+    lines = _output_lines(SCRIPT, env={"TFT_ALLENNLP_AUTOLOAD": "1"}, cwd=PROJECT_ROOT)
+    replaced = [tuple(entry) for entry in json.loads(lines[-1])]
     assert set(replaced) == EXPECTED
     assert len(replaced) == len(EXPECTED)  # each once
     # The wrappers of `train_model` nest in this order: the lock outermost.
     chain = [patch for name, patch in replaced if name == "allennlp.commands.train.train_model"]
     assert chain == ["run_files", "stop_signals", "serialization_dir_lock"]
     # Each wrapper calls on the one inside it (`previous`), the innermost on AllenNLP's own.
-    calls_on = json.loads(output.splitlines()[-2])
+    calls_on = json.loads(lines[-2])
     assert calls_on == {
         "run_files": "host",
         "stop_signals": "run_files",
@@ -135,11 +138,7 @@ def test_a_spawned_worker_unpickles_the_worker_wrapper_before_the_plugin():
         "print(json.dumps({'same': worker is stop_signals._train_worker, 'early': early,\n"
         "                  'replaced': tft_host_patches.replaced()}))\n"
     )
-    environment = {**os.environ, "OMP_NUM_THREADS": "1"}
-    output = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, env=environment, check=True
-    ).stdout
-    result = json.loads(output.splitlines()[-1])
+    result = json.loads(_output_lines(script)[-1])
     assert result["same"] is True and result["early"] is False
     assert ["allennlp.commands.train._train_worker", "stop_signals"] in result["replaced"]
 
@@ -161,11 +160,7 @@ def test_no_installer_imports_the_plugin_so_each_imports_alone():
         "import tft_allennlp, tft_host_patches\n"
         "print(json.dumps({'early': early, 'replaced': tft_host_patches.replaced()}))\n"
     )
-    environment = {**os.environ, "OMP_NUM_THREADS": "1"}
-    output = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, env=environment, check=True
-    ).stdout
-    result = json.loads(output.splitlines()[-1])
+    result = json.loads(_output_lines(script)[-1])
     assert len(installers) == 15 and "plugin" in installers
     assert result["early"] == []
     patches = {patch for _, patch in result["replaced"]}
