@@ -146,6 +146,44 @@ def test_transformers_model_code_loads_a_model_without_the_parts_it_never_runs(t
     assert result["after"] == []
 
 
+def test_the_command_starts_without_transformers_model_code_and_allennlp_uses_it_later():
+    # AllenNLP's transformer modules take BERT's table of activations from BERT's model code,
+    # and the plugin's modules name model classes in annotations only: the command starts
+    # without transformers' model loading (its tensor parallelism, torch's compiler).
+    result = _python(
+        START
+        + """
+    from collections.abc import Mapping
+    import torch
+    import tft_allennlp
+    from allennlp.modules.transformer import activation_layer
+    MODEL_CODE = ("transformers.modeling_utils", "torch.distributed.tensor", "torch._dynamo")
+    started = [name for name in MODEL_CODE if name in sys.modules]
+    bert = sys.modules["transformers.models.bert.modeling_bert"]
+    stand_in = activation_layer.ACT2FN
+    before = {"deferred": tft_allennlp_lazy.is_deferred(bert),
+              "mapping": isinstance(stand_in, Mapping)}
+    layer = activation_layer.ActivationLayer(2, 3, "gelu")
+    print(json.dumps({
+        "started": started,
+        "before": before,
+        "gelu": layer.act_fn(torch.tensor([1.0, -1.0])).tolist(),
+        "real_table": activation_layer.ACT2FN is bert.ACT2FN,
+        "ran": not tft_allennlp_lazy.is_deferred(bert),
+        "relu": stand_in["relu"](torch.tensor([-2.0, 3.0])).tolist(),
+    }))
+    """
+    )
+    assert result["started"] == []
+    assert result["before"] == {"deferred": True, "mapping": True}
+    # The exact GELU, x * Phi(x) (by hand: Phi(1) = 0.841345, so 0.841345 and -0.158655).
+    assert result["gelu"] == pytest.approx([0.841345, -0.158655], abs=1e-6)
+    # Looked up, the table's module ran and AllenNLP's module binds the real table; a stand-in
+    # kept elsewhere still reads the real one.
+    assert result["real_table"] is True and result["ran"] is True
+    assert result["relu"] == [0.0, 3.0]
+
+
 def test_allennlps_spacy_names_work_before_and_after_spacy_is_imported():
     result = _python(
         START

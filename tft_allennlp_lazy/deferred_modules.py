@@ -11,12 +11,14 @@ import importlib.util
 import sys
 import threading
 import types
-from typing import Any, Dict, List, Optional, Sequence
+from collections.abc import Mapping
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 
 # The deferred modules. A package's submodules import after its body (as without deferral)
 # unless `submodules_first`; `defined_in` maps a name imported with `from module import name`
 # to the submodule that defines it (imported alone); `stand_ins` maps a name that AllenNLP's
-# modules import at import time but use only in calls or `isinstance` to where it is defined.
+# modules import at import time but use only in calls, `isinstance` or lookups of keys to where
+# it is defined (a class, a function, or a table of constants named in capitals).
 DEFERRED: Dict[str, Dict[str, Any]] = {
     "scipy.stats": {},
     "sklearn": {},
@@ -38,6 +40,10 @@ DEFERRED: Dict[str, Dict[str, Any]] = {
     # stay: loading any model runs the first, and importing its generation code the second.
     "scipy.optimize": {"stand_ins": {"linear_sum_assignment": "scipy.optimize"}},
     "torchvision": {"submodules_first": True},
+    # AllenNLP's transformer modules (imported by every command through `allennlp.models`) take
+    # only BERT's table of activations from BERT's model code, whose import pulls transformers
+    # 5's model loading (tensor parallelism, torch's compiler): ~4 s a command with no model.
+    "transformers.models.bert.modeling_bert": {"stand_ins": {"ACT2FN": "transformers.activations"}},
 }
 # The modules that get stand-ins: AllenNLP's own and transformers'.
 STAND_IN_IMPORTERS = ("allennlp.", "transformers.")
@@ -229,7 +235,8 @@ def _stand_in(module_name: str, name: str, defining: str) -> Any:
     What AllenNLP's `from module_name import name` binds while `module_name` is deferred: a
     class that answers `isinstance` and `issubclass` without importing (nothing can be an
     instance of a class whose module has not run) and imports the real one when called or
-    looked into; or a function that imports the real one when called.
+    looked into; a function that imports the real one when called; or, for a constant (a name
+    in capitals), a read-only mapping that imports the real one when read.
     """
     key = (module_name, name)
     if key in _stand_ins:
@@ -247,9 +254,11 @@ def _stand_in(module_name: str, name: str, defining: str) -> Any:
             return None
         return getattr(module, name, None)
 
-    if name[:1].isupper():
+    if name.isupper():
+        stand_in: Any = _StandInMapping(real)
+    elif name[:1].isupper():
         methods = {"_real": staticmethod(real), "_loaded": staticmethod(loaded)}
-        stand_in: Any = _StandInClass(name, (), methods)
+        stand_in = _StandInClass(name, (), methods)
         stand_in.__module__ = module_name
     else:
 
@@ -296,3 +305,19 @@ class _StandInClass(type):
         if attribute.startswith("__"):
             raise AttributeError(attribute)
         return getattr(cls._real(), attribute)
+
+
+class _StandInMapping(Mapping):
+    """A table's stand-in (see `_stand_in`): any read imports the real table and reads it."""
+
+    def __init__(self, real: Callable[[], Any]) -> None:
+        self._real = real
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._real()[key]
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._real())
+
+    def __len__(self) -> int:
+        return len(self._real())

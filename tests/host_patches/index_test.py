@@ -14,13 +14,14 @@ from typing import Any, List
 from tests import PROJECT_ROOT
 
 # What the `allennlp` command has done by the time `train` runs: its command line (which the
-# start-up hook patches), `import_plugins`, and the modules that `train` and the optimizers import.
+# start-up hook patches), `import_plugins`, and the modules that `train`, the optimizers and the
+# loading of a transformer import.
 SCRIPT = """
 import json, sys
 sys.argv = ["allennlp", "train"]
 import allennlp.commands
 allennlp.commands.import_plugins()
-import allennlp.commands.train, allennlp.training.optimizers
+import allennlp.commands.train, allennlp.training.optimizers, allennlp.common.cached_transformers
 import tft_host_patches
 train = allennlp.commands.train
 calls_on = {

@@ -11,12 +11,11 @@ the encoder as it was (frozen), and the adapters are written beside it (`adapter
 import contextlib
 import copy
 import logging
-from typing import Iterator, Optional
+from typing import TYPE_CHECKING, Iterator, Optional
 
 import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.data.tokenizers import PretrainedTransformerTokenizer
-from transformers import AutoModel, PreTrainedModel
 
 from tft_allennlp.archives.loading import (
     archive_embedder,
@@ -27,6 +26,9 @@ from tft_allennlp.archives.loading import (
 from tft_allennlp.archives.model_card import write_model_card
 from tft_allennlp.archives.sentence_transformers_files import write_sentence_transformers_files
 from tft_allennlp.common.output_paths import check_not_reading, output_directory
+
+if TYPE_CHECKING:  # transformers' model code: imported where a model is made (start-up)
+    from transformers import PreTrainedModel
 
 logger = logging.getLogger(__name__)
 
@@ -109,7 +111,7 @@ def save_tokenizer(
     hf_tokenizer.save_pretrained(output_dir)
 
 
-def name_after_the_base(transformer: PreTrainedModel, embedder: torch.nn.Module) -> None:
+def name_after_the_base(transformer: "PreTrainedModel", embedder: torch.nn.Module) -> None:
     """The config's `_name_or_path` as the model name the encoder was trained from, not the
     temporary folder of the archive's copy that it was loaded from."""
     if getattr(embedder, "source", None) != getattr(embedder, "model_name", None):
@@ -117,7 +119,9 @@ def name_after_the_base(transformer: PreTrainedModel, embedder: torch.nn.Module)
 
 
 @contextlib.contextmanager
-def _pooler_written_back(transformer: PreTrainedModel, embedder: torch.nn.Module) -> Iterator[None]:
+def _pooler_written_back(
+    transformer: "PreTrainedModel", embedder: torch.nn.Module
+) -> Iterator[None]:
     """
     While open, the transformer has the checkpoint's pooler that the embedder dropped (training
     never used it), so that the export loads as a whole model with nothing re-initialised.
@@ -128,6 +132,8 @@ def _pooler_written_back(transformer: PreTrainedModel, embedder: torch.nn.Module
     pooler = getattr(embedder, "dropped_pooler", None)
     if pooler is None:
         # An archive made before archives kept the pooler: read it from the base, if at hand.
+        from transformers import AutoModel
+
         base_name = transformer.config._name_or_path
         try:
             pooler = getattr(AutoModel.from_pretrained(base_name), "pooler", None)

@@ -23,12 +23,11 @@ norm) are refused by name.
 import copy
 import logging
 import math
-from typing import Dict, Optional
+from typing import TYPE_CHECKING, Dict, Optional
 
 import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.modules.seq2vec_encoders import ClsPooler
-from transformers import AutoModelForSequenceClassification, PreTrainedModel
 
 from tft_allennlp.archives.encoder_export import name_after_the_base, save_tokenizer
 from tft_allennlp.archives.loading import (
@@ -40,6 +39,9 @@ from tft_allennlp.archives.loading import (
 from tft_allennlp.archives.model_card import write_model_card
 from tft_allennlp.common.output_paths import output_directory
 from tft_allennlp.models.glue_classifier import GlueClassifier
+
+if TYPE_CHECKING:  # transformers' model code: imported where a model is made (start-up)
+    from transformers import PreTrainedModel
 
 logger = logging.getLogger(__name__)
 
@@ -100,8 +102,8 @@ def export_sequence_classifier(
 
 
 def sequence_classifier(
-    classifier: GlueClassifier, transformer: PreTrainedModel
-) -> PreTrainedModel:
+    classifier: GlueClassifier, transformer: "PreTrainedModel"
+) -> "PreTrainedModel":
     """
     The Hugging Face sequence-classification model of `classifier`, whose encoder is
     `transformer` (its trained weights), with the task's labels as `id2label` / `label2id`
@@ -129,6 +131,8 @@ def sequence_classifier(
     )
     if model_type in CONFIGURABLE_POOLER:
         config.pooler_hidden_act = "linear"
+    from transformers import AutoModelForSequenceClassification
+
     model = AutoModelForSequenceClassification.from_config(config).eval()
     encoder = getattr(model, model.base_model_prefix)
     missing, unexpected = encoder.load_state_dict(transformer.state_dict(), strict=False)
@@ -163,7 +167,7 @@ def _labels(classifier: GlueClassifier) -> tuple:
     return id2label, {label: index for index, label in id2label.items()}
 
 
-def _output_bound(transformer: PreTrainedModel) -> float:
+def _output_bound(transformer: "PreTrainedModel") -> float:
     """A bound on the absolute value of every component the encoder outputs: its last layer
     norm's output has squared norm at most d and mean zero, so each |z_i| <= sqrt(d - 1)."""
     norms = [module for module in transformer.modules() if isinstance(module, torch.nn.LayerNorm)]

@@ -14,7 +14,6 @@ import copy
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import transformers
-from allennlp.common import cached_transformers
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import Token, TokenIndexer, Tokenizer
 from allennlp.data.token_indexers import PretrainedTransformerIndexer
@@ -246,6 +245,9 @@ def _word_list_tokenizer(tokenizer: PretrainedTransformerTokenizer) -> Any:
     """
     word_tokenizer = tokenizer.tokenizer
     if getattr(word_tokenizer, "add_prefix_space", None) is False:
+        # Imported here, as AllenNLP's modules do: it imports transformers' model code.
+        from allennlp.common import cached_transformers
+
         word_tokenizer = cached_transformers.get_tokenizer(
             tokenizer._model_name, **{**tokenizer._tokenizer_kwargs, "add_prefix_space": True}
         )

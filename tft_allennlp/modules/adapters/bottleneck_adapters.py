@@ -1,14 +1,16 @@
 import logging
 import math
-from typing import Any, Dict, List, Optional, cast
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, cast
 
 import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.nn import Activation
-from transformers import PreTrainedModel
 
 from tft_allennlp.modules.adapters.sublayer_sites import sublayer_sites
 from tft_allennlp.modules.adapters.transformer_adapters import TransformerAdapters
+
+if TYPE_CHECKING:  # transformers' model code: imported where a model is made (start-up)
+    from transformers import PreTrainedModel
 
 logger = logging.getLogger(__name__)
 
@@ -138,7 +140,7 @@ class BottleneckAdapters(TransformerAdapters):
         # Not modules of this one: the hooks' handles, to detach.
         self._handles: List[torch.utils.hooks.RemovableHandle] = []
 
-    def attach(self, transformer: PreTrainedModel) -> None:
+    def attach(self, transformer: "PreTrainedModel") -> None:
         if self._handles:
             raise ConfigurationError("tft_bottleneck: these adapters are attached already.")
         sites = sublayer_sites(transformer)

@@ -7,10 +7,12 @@ ModernBERT, a pre-norm model.
 """
 
 from dataclasses import dataclass
-from typing import Dict, Tuple
+from typing import TYPE_CHECKING, Dict, Tuple
 
 from allennlp.common.checks import ConfigurationError
-from transformers import PreTrainedModel
+
+if TYPE_CHECKING:  # transformers' model code: imported where a model is made (start-up)
+    from transformers import PreTrainedModel
 
 
 @dataclass(frozen=True)
@@ -77,7 +79,7 @@ SITES: Dict[str, SublayerSites] = {
 }
 
 
-def sublayer_sites(transformer: PreTrainedModel) -> SublayerSites:
+def sublayer_sites(transformer: "PreTrainedModel") -> SublayerSites:
     """The sites of `transformer`'s architecture, or a `ConfigurationError` naming it."""
     model_type = transformer.config.model_type
     if model_type not in SITES:

@@ -1,13 +1,15 @@
 import json
 import os
-from typing import Any, Dict, Optional
+from typing import TYPE_CHECKING, Any, Dict, Optional
 
 import torch
 from allennlp.common import Params, Registrable
 from allennlp.common.checks import ConfigurationError
-from transformers import PreTrainedModel
 
 from tft_allennlp.common.transformer_source import archived_copy, transformer_source
+
+if TYPE_CHECKING:  # transformers' model code: imported where a model is made (start-up)
+    from transformers import PreTrainedModel
 
 # What `tft-export` writes beside the encoder of a model with adapters.
 EXPORTED_CONFIG = "adapters.json"
@@ -43,7 +45,7 @@ class TransformerAdapters(torch.nn.Module, Registrable):
 
     default_implementation = "tft_bottleneck"
 
-    def attach(self, transformer: PreTrainedModel) -> None:
+    def attach(self, transformer: "PreTrainedModel") -> None:
         """
         Adds the adapters to `transformer` (in place) and freezes its weights. Called once, by
         the embedder, before the optimizer is built.

@@ -21,16 +21,10 @@ backward, 23 -> 13 ms. Key and value projections that are not plain linear layer
 (an adapter's), are projected as usual.
 """
 
-from typing import Any, Optional
+import functools
+from typing import Any, Optional, Tuple
 
 import torch
-from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
-from transformers.models.bert.modeling_bert import BertSelfAttention, eager_attention_forward
-from transformers.models.roberta.modeling_roberta import RobertaSelfAttention
-
-# transformers' self-attention classes of the architectures the first-token path runs; each
-# calls the attention function its config names (`_attn_implementation`): "eager" is fused here.
-_SELF_ATTENTION = (BertSelfAttention, RobertaSelfAttention)
 
 
 def layer_states(
@@ -81,10 +75,24 @@ def _fusable(layer: Any) -> bool:
     attention = layer.attention
     modules = (layer, attention, attention.self)
     return (
-        isinstance(attention.self, _SELF_ATTENTION)
+        isinstance(attention.self, _self_attention_classes())
         and attention.self.config._attn_implementation == "eager"
         and not _hooked(modules)
     )
+
+
+@functools.lru_cache(maxsize=None)
+def _self_attention_classes() -> Tuple[Any, ...]:
+    """
+    transformers' self-attention classes of the architectures the first-token path runs; each
+    calls the attention function its config names (`_attn_implementation`): "eager" is fused
+    here. Imported at the first layer run, not with the plugin: transformers 5's model code
+    takes seconds to import, which a command that loads no model should not wait for.
+    """
+    from transformers.models.bert.modeling_bert import BertSelfAttention
+    from transformers.models.roberta.modeling_roberta import RobertaSelfAttention
+
+    return (BertSelfAttention, RobertaSelfAttention)
 
 
 def _interface_context(
@@ -99,6 +107,9 @@ def _interface_context(
     projections and the attention function as transformers' self-attention calls them, with the
     queries from fewer positions than the keys and values.
     """
+    from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
+    from transformers.models.bert.modeling_bert import eager_attention_forward
+
     batch_size, num_queries, _ = queries.shape
     head_size = attention.attention_head_size
 
