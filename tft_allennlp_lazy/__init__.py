@@ -35,15 +35,19 @@ commands, `train`, `evaluate` and `predict` never use, in two ways:
   exempt: all of AllenNLP's are imported with `allennlp.commands`, and allennlp-models
   registers none.
 
+And a third, at the other end: the command exits without a last garbage collection over all it
+imported (`quick_exit`, whose docstring says what that gives up).
+
 It applies only to processes that import `allennlp`, from the first `import allennlp` on (the
 `tft_allennlp.pth` start-up hook installs it through `tft_allennlp_autoload`), and only to the
 registry of the `allennlp` command (`tft_allennlp_autoload` hands it `import_plugins`).
-`TFT_LAZY_IMPORTS=0` turns both off. `benchmarks/startup_benchmark.py` measures what it saves.
-`deferred_modules` holds the first, `registry` the second.
+`TFT_LAZY_IMPORTS=0` turns all three off. `benchmarks/startup_benchmark.py` measures what they
+save. `deferred_modules` holds the first, `registry` the second, `quick_exit` the third.
 """
 
 import os
 
+from tft_allennlp_lazy import quick_exit
 from tft_allennlp_lazy.deferred_modules import DEFERRED, install_finder, is_deferred
 from tft_allennlp_lazy.registry import complete_registry, import_plugins_on_demand
 
@@ -66,7 +70,8 @@ def enabled() -> bool:
 
 
 def install() -> None:
-    """Adds the deferring import hook (once, where enabled); `tft_allennlp_autoload` calls it at
-    start-up."""
+    """Adds the deferring import hook and the quick exit (once, where enabled);
+    `tft_allennlp_autoload` calls it at start-up."""
     if enabled():
         install_finder()
+        quick_exit.install()
