@@ -21,7 +21,6 @@ backward, 23 -> 13 ms. Key and value projections that are not plain linear layer
 (an adapter's), are projected as usual.
 """
 
-import functools
 from typing import Any, Optional, Tuple
 
 import torch
@@ -81,18 +80,25 @@ def _fusable(layer: Any) -> bool:
     )
 
 
-@functools.lru_cache(maxsize=None)
+# Filled at the first layer run (`_self_attention_classes`).
+_SELF_ATTENTION: Tuple[Any, ...] = ()
+
+
 def _self_attention_classes() -> Tuple[Any, ...]:
     """
     transformers' self-attention classes of the architectures the first-token path runs; each
     calls the attention function its config names (`_attn_implementation`): "eager" is fused
     here. Imported at the first layer run, not with the plugin: transformers 5's model code
-    takes seconds to import, which a command that loads no model should not wait for.
+    takes seconds to import, which a command that loads no model should not wait for. (A plain
+    global, not `functools.lru_cache`, which torch's compiler would trace through with a warning.)
     """
-    from transformers.models.bert.modeling_bert import BertSelfAttention
-    from transformers.models.roberta.modeling_roberta import RobertaSelfAttention
+    global _SELF_ATTENTION
+    if not _SELF_ATTENTION:
+        from transformers.models.bert.modeling_bert import BertSelfAttention
+        from transformers.models.roberta.modeling_roberta import RobertaSelfAttention
 
-    return (BertSelfAttention, RobertaSelfAttention)
+        _SELF_ATTENTION = (BertSelfAttention, RobertaSelfAttention)
+    return _SELF_ATTENTION
 
 
 def _interface_context(
