@@ -63,6 +63,7 @@ setup(
         "spacy",
         "datasets",
         "safetensors",
+        "peft",  # the `lora` adapters
     ],
     # The experiment harness (`allennlp tft-experiment`) is a package of its own, `harness/`:
     # `pip install tft-allennlp[experiments]` where both wheels are (`make wheels`).

@@ -58,6 +58,7 @@ REGISTERED = [
     (TokenIndexer, "tft_pretrained_transformer", "TftPretrainedTransformerIndexer"),
     (TransformerAdapters, "tft_bottleneck", "BottleneckAdapters"),
     (TransformerAdapters, "tft_exported", "TransformerAdapters"),
+    (TransformerAdapters, "lora", "LoraAdapters"),
     (SpanExtractor, "tft_max_pooling", "MaxPoolingSpanExtractor"),
     (SpanExtractor, "tft_mean_pooling", "MeanPoolingSpanExtractor"),
     (PhrasePairFeatures, "tft_elaborate", "ElaborateFeatures"),

@@ -112,6 +112,25 @@ def test_adapter_configs_train_only_their_adapters(config, tmp_path):
     assert "best_validation_loss" in json.loads((tmp_path / "metrics.json").read_text())
 
 
+LORA_CONFIGS = sorted((CONFIGS_ROOT / "lora").glob("*.jsonnet"))
+
+
+@pytest.mark.parametrize("config", LORA_CONFIGS, ids=lambda path: path.stem)
+def test_lora_configs_are_their_glue_config_with_lora_and_train_only_it(config, tmp_path):
+    base = Params.from_file(str(CONFIGS_ROOT / "glue" / config.name)).as_dict(quiet=True)
+    params = Params.from_file(str(config)).as_dict(quiet=True)
+    tokens = params["model"]["text_field_embedder"]["token_embedders"]["tokens"]
+    assert tokens.pop("adapters") == {"type": "lora", "r": 8, "alpha": 8}
+    assert params["trainer"]["optimizer"].pop("lr") == 5e-4
+    base["trainer"]["optimizer"].pop("lr")
+    assert params == base
+    train_model_from_file(str(config), str(tmp_path), overrides='{"trainer.num_epochs": 1}')
+    counts = json.loads((tmp_path / "parameter_counts.json").read_text())
+    # The tiny BERT: r (32 + 32) for each of 2 layers' query and value, and the classifier.
+    classifier = 2 * 32 + 2 if config.stem == "mrpc" else 32 + 1
+    assert counts["trainable"] == 2 * 2 * 8 * 64 + classifier
+
+
 SMART_CONFIGS = sorted((CONFIGS_ROOT / "smart").glob("*.jsonnet"))
 
 

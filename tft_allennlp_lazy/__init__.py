@@ -8,22 +8,23 @@ commands, `train`, `evaluate` and `predict` never use, in two ways:
   tokenizer and `TextField`'s `isinstance` check), boto3 (cached-path's S3 client), torchvision
   (its image loader); two that transformers 5's model code imports for parts no text encoder runs:
   SciPy's assignment solver and, again, torchvision; and BERT's model code, from which AllenNLP's
-  transformer toolkit takes only the table of activations, and whose import brings transformers 5's
-  model loading (tensor parallelism, torch's compiler: 4 s). `DEFERRED` names them; importing one
-  gives a module whose body runs at the first attribute looked up on it (Python's PEP 562 module
-  `__getattr__`), so `scipy.stats.spearmanr(...)` imports SciPy's statistics when a Spearman metric
-  first computes. Bodies run in the order an eager import runs them: a package's before its
-  submodules', and importing a submodule of a deferred package runs the package first (except where
+  transformer toolkit takes only the table of activations, and peft, which transformers' Trainer
+  utilities import where it is installed: both import transformers 5's model loading (tensor
+  parallelism, torch's compiler: 4 s). `DEFERRED` names them; importing one gives a module whose
+  body runs at the first attribute looked up on it (Python's PEP 562 module `__getattr__`), so
+  `scipy.stats.spearmanr(...)` imports SciPy's statistics when a Spearman metric first computes.
+  Bodies run in the order an eager import runs them: a package's before its submodules', and
+  importing a submodule of a deferred package runs the package first (except where
   `submodules_first` says it need not: `from nltk import Tree` imports `nltk.tree` alone, the same
   object; `import torchvision.transforms` imports that alone). The names that AllenNLP's and
   transformers' modules import at import time and use only later (spaCy's `Token`, `Doc`,
-  `Language`, `download`, SciPy's `linear_sum_assignment`, BERT's `ACT2FN`) are stand-ins until
-  their module runs: a call imports it and calls the real one, `isinstance(x, Token)` is false
-  while spaCy's token module has not run (nothing can be an instance of it) and the real check
-  after; once the module runs, those modules bind its real objects. This is safe because these
-  packages do nothing at import that a user relies on without looking an attribute up on them; any
-  attribute, `dir()` or `from ... import *` runs the body, and an error in it is raised as an
-  `ImportError` at that point.
+  `Language`, `download`, SciPy's `linear_sum_assignment`, BERT's `ACT2FN`, peft's `PeftModel`) are
+  stand-ins until their module runs: a call imports it and calls the real one, `isinstance(x,
+  Token)` is false while spaCy's token module has not run (nothing can be an instance of it) and
+  the real check after; once the module runs, those modules bind its real objects. This is safe
+  because these packages do nothing at import that a user relies on without looking an attribute up
+  on them; any attribute, `dir()` or `from ... import *` runs the body, and an error in it is
+  raised as an `ImportError` at that point.
 - **Every registered component at start-up**: AllenNLP's `import_plugins` imports all of
   `allennlp` and all of allennlp-models, so that any registered name resolves from a config.
   `import_plugins` here imports the plugins (the plugin, `tft_allennlp.plugins` entry points,

@@ -44,6 +44,9 @@ DEFERRED: Dict[str, Dict[str, Any]] = {
     # only BERT's table of activations from BERT's model code, whose import pulls transformers
     # 5's model loading (tensor parallelism, torch's compiler): ~4 s a command with no model.
     "transformers.models.bert.modeling_bert": {"stand_ins": {"ACT2FN": "transformers.activations"}},
+    # transformers' Trainer utilities (which AllenNLP's optimizers import) import peft where it
+    # is installed (the `lora` adapters), and peft imports transformers' model code at import.
+    "peft": {"stand_ins": {"PeftModel": "peft.peft_model", "PeftMixedModel": "peft.mixed_model"}},
 }
 # The modules that get stand-ins: AllenNLP's own and transformers'.
 STAND_IN_IMPORTERS = ("allennlp.", "transformers.")

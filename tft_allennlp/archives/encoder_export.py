@@ -3,9 +3,10 @@ The encoder of a trained model archive written as a standard Hugging Face checkp
 GLUE fine-tuning (or any other library) can start from the injected encoder. Only the archive is
 read: it holds the base's config, tokenizer and pooler (`tft_allennlp.common.transformer_source`).
 
-A model trained with adapters (`tft_allennlp.modules.adapters`) is not merged: the checkpoint is
-the encoder as it was (frozen), and the adapters are written beside it (`adapters.json`,
-`adapters.th`), loaded back with `{"type": "tft_exported", "directory": OUT_DIR}`.
+A model trained with adapters (`tft_allennlp.modules.adapters`) is not merged unless asked (LoRA
+only): the checkpoint is the encoder as it was (frozen), and the adapters are written beside it
+(`adapters.json` and their weights; LoRA's as peft's adapter folder), loaded back with
+`{"type": "tft_exported", "directory": OUT_DIR}`.
 """
 
 import contextlib
@@ -40,6 +41,7 @@ def export_encoder(
     sentence_transformers: bool = False,
     force: bool = False,
     card: bool = True,
+    merge_adapters: bool = False,
 ) -> str:
     """
     Saves the archive's `PretrainedTransformerEmbedder` model and its reader's tokenizer to
@@ -49,17 +51,23 @@ def export_encoder(
     returns `output_dir`. Nothing is read but the archive (and, for
     an archive made before archives held the checkpoint's files, the base checkpoint).
     `output_dir` must be new or empty unless `force` is given; the files appear there together,
-    once all are written (`output_directory`).
+    once all are written (`output_directory`). A model with adapters is written as the encoder
+    it was trained from with the adapters beside it, or, with `merge_adapters` (LoRA), as one
+    encoder with the adapters folded into its weights.
     """
     check_export_paths(archive_file, weights_file, output_dir)
     with opened_archive(archive_file, weights_file) as archive:
         embedder = archive_embedder(archive, archive_file)
         tokenizer = archive_tokenizer(archive, archive_file)
         adapters = getattr(embedder, "adapters", None)
-        if adapters is not None and sentence_transformers:
+        if adapters is None and merge_adapters:
+            raise ConfigurationError(f"{archive_file}: the model has no adapters to merge.")
+        beside = adapters is not None and not merge_adapters  # adapters written beside it
+        if beside and sentence_transformers:
             raise ConfigurationError(
                 f"{archive_file}: the model has adapters, which a sentence-transformers model "
-                "would not run; export it without --sentence-transformers."
+                "would not run; export it without --sentence-transformers (or, for LoRA, "
+                "with --merge-adapters)."
             )
         # The base the encoder was trained from is a user's checkpoint: never written over.
         base = getattr(embedder, "model_name", None)
@@ -67,11 +75,13 @@ def export_encoder(
         reads = [archive_file, weights_file]
         with output_directory(output_dir, force, reads) as target:
             transformer = embedder.transformer_model
+            if adapters is not None:
+                transformer = adapters.unloaded(transformer, merge_adapters)
             name_after_the_base(transformer, embedder)
             with _pooler_written_back(transformer, embedder):
                 transformer.save_pretrained(target, safe_serialization=True)
             save_tokenizer(tokenizer, target)
-            if adapters is not None:
+            if adapters is not None and beside:
                 adapters.export(target)
             if sentence_transformers:
                 write_sentence_transformers_files(
@@ -85,9 +95,9 @@ def export_encoder(
                 write_model_card(
                     target, kind, archive, archive_file, base, weights_file, output_dir
                 )
-        if adapters is not None:
+        if beside:
             logger.warning(
-                "%s has adapters: wrote them beside the encoder (adapters.json, adapters.th). The "
+                "%s has adapters: wrote them beside the encoder (adapters.json and weights). The "
                 "encoder alone is not the trained model; load both with the embedder's "
                 '`adapters: {"type": "tft_exported", "directory": "%s"}`.',
                 archive_file,

@@ -11,8 +11,9 @@ the base's config, tokenizer and pooler. Every export carries a `README.md` mode
 `tft_allennlp.archives`, which does the exporting.
 
 A model trained with adapters (`tft_allennlp.modules.adapters`) is not merged: the checkpoint
-is the encoder as it was (frozen), and the adapters are written beside it (`adapters.json`,
-`adapters.th`), loaded back with `{"type": "tft_exported", "directory": OUT_DIR}`.
+is the encoder as it was (frozen), and the adapters are written beside it (`adapters.json` and
+their weights; LoRA's as peft's adapter folder), loaded back with `{"type": "tft_exported",
+"directory": OUT_DIR}`; LoRA's can be merged into one plain checkpoint (`--merge-adapters`).
 
 OUT_DIR must be new or empty unless `--force` is given, is never a directory the export reads
 or the base checkpoint the model was trained from, and is written by one command at a time (its
@@ -62,6 +63,13 @@ class Export(Subcommand):
             help="write a GLUE classifier (tft_glue_classifier, also under tft_smart) as a "
             "Hugging Face AutoModelForSequenceClassification directory, labels included",
         )
+        subparser.add_argument(
+            "--merge-adapters",
+            action="store_true",
+            help="for a model trained with LoRA adapters: write one plain checkpoint with them "
+            "merged into its weights, instead of the encoder it started from with the adapters "
+            "beside it (peft's adapter folder)",
+        )
         add_force_argument(subparser, "the files of the same name in a non-empty output_dir")
         subparser.set_defaults(func=_export_from_args)
         return subparser
@@ -90,6 +98,7 @@ def _export_from_args(args: argparse.Namespace) -> None:
                     args.weights_file,
                     args.sentence_transformers,
                     force=args.force,
+                    merge_adapters=args.merge_adapters,
                 )
     except SafetensorError as error:  # safetensors' writer: no OSError, no path
         message = f"{args.output_dir}: cannot write the weights: {error}"

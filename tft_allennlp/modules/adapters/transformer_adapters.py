@@ -44,6 +44,8 @@ class TransformerAdapters(torch.nn.Module, Registrable):
     """
 
     default_implementation = "tft_bottleneck"
+    # The name of the weights file that `export` writes and `tft_exported` reads.
+    exported_weights = EXPORTED_WEIGHTS
 
     def attach(self, transformer: "PreTrainedModel") -> None:
         """
@@ -61,6 +63,20 @@ class TransformerAdapters(torch.nn.Module, Registrable):
         with open(os.path.join(directory, EXPORTED_CONFIG), "w") as handle:
             json.dump(self.export_config(), handle, indent=2)
         torch.save(self.state_dict(), os.path.join(directory, EXPORTED_WEIGHTS))
+
+    def unloaded(self, transformer: "PreTrainedModel", merge: bool) -> "PreTrainedModel":
+        """
+        The transformer as `tft-export` writes its checkpoint: without the adapters (as it was
+        before `attach`), or, with `merge`, with them folded into its weights, where the kind can
+        be. Adapters that are hooks leave the transformer's modules as they were: it is itself.
+        """
+        if merge:
+            name = self.export_config().get("type", type(self).__name__)
+            raise ConfigurationError(
+                f"{name} adapters cannot be merged into the encoder's weights; export them "
+                "beside it (without --merge-adapters)."
+            )
+        return transformer
 
     @classmethod
     def from_export(
@@ -89,7 +105,8 @@ class TransformerAdapters(torch.nn.Module, Registrable):
         except json.JSONDecodeError as error:
             raise ConfigurationError(f"{path}: not valid JSON: {error}") from None
         if not from_archive:
-            params["weights_file"] = os.path.join(source, EXPORTED_WEIGHTS)
+            kind, _ = cls.resolve_class_name(params.get("type", cls.default_implementation))
+            params["weights_file"] = os.path.join(source, kind.exported_weights)
         return cls.from_params(Params(params))
 
 

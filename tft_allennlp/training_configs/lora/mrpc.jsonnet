@@ -1,0 +1,3 @@
+// MRPC with LoRA on a frozen encoder: common/lora.libsonnet.
+local lora = import '../common/lora.libsonnet';
+lora(import '../glue/mrpc.jsonnet')
