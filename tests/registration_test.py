@@ -106,6 +106,7 @@ REGISTERED = [
     (FineTuningStrategy, "adapters_houlsby", "AdaptersHoulsby"),
     (FineTuningStrategy, "adapters_not_shared", "AdaptersNotShared"),
     (FineTuningStrategy, "adapters_three_shared", "AdaptersThreeShared"),
+    (FineTuningStrategy, "lora", "Lora"),
     (FineTuningStrategy, "smart", "Smart"),
     (Subcommand, "tft-export", "Export"),
     (Subcommand, "tft-align", "Align"),

@@ -123,21 +123,22 @@ class ExperimentSpec(RunExpansion):
         False deletes a finished GLUE run's weights (`*.th`, `model.tar.gz`) and keeps its
         config, metrics and log: a large grid then fits on a small disk.
     strategies : `List[str]`, optional (default = `["cross"]`)
-        How each task is fine-tuned: the names of registered `FineTuningStrategy`s, one file
-        each in `experiments/strategies/`. `cross`, the cross-encoder of `glue/<task>.jsonnet`;
+        How each task is fine-tuned: the names of registered `FineTuningStrategy`s, one file each
+        in `experiments/strategies/`. `cross`, the cross-encoder of `glue/<task>.jsonnet`;
         `siamese_softmax` (pair tasks), `siamese_cosine_mse` (STS-B), `siamese_mnr` and
         `siamese_cosine_embedding` (MRPC, QQP), Sentence-BERT models
         (`common/siamese_of_glue.libsonnet`; a task a strategy does not apply to is skipped for
-        it); `multitask_shuffled`, `multitask_sequential`, `multitask_roundrobin`, one run over
-        all of `tasks` (`common/multitask.libsonnet` with the schedulers `tft_shuffled`,
+        it); `multitask_shuffled`, `multitask_sequential`, `multitask_roundrobin`, one run over all
+        of `tasks` (`common/multitask.libsonnet` with the schedulers `tft_shuffled`,
         `tft_sequential`, `homogeneous_roundrobin`), reported per task; `adapters_houlsby`,
-        `adapters_not_shared`, `adapters_three_shared`, the cross-encoder with Mohebbi &
-        Rajaee's bottleneck adapters on a frozen encoder (`common/adapters.libsonnet`, at their
-        lr 3e-4 whatever the recipe's); `smart`, the cross-encoder with SMART's adversarial
-        and proximal terms (`common/smart.libsonnet`). Every strategy runs for every base,
-        variant, seed and training size (a multitask run subsamples each task's training file
-        with the same size and seed) and with the same recipes: the tuned one is the base
-        cross-encoder's choice, applied unchanged. `glue_overrides`, recipes and sweep points
+        `adapters_not_shared`, `adapters_three_shared`, the cross-encoder with Mohebbi & Rajaee's
+        bottleneck adapters on a frozen encoder (`common/adapters.libsonnet`, at their lr 3e-4
+        whatever the recipe's); `lora`, the cross-encoder with LoRA on a frozen encoder
+        (`common/lora.libsonnet`, at lr 5e-4 whatever the recipe's); `smart`, the cross-encoder
+        with SMART's adversarial and proximal terms (`common/smart.libsonnet`). Every strategy runs
+        for every base, variant, seed and training size (a multitask run subsamples each task's
+        training file with the same size and seed) and with the same recipes: the tuned one is the
+        base cross-encoder's choice, applied unchanged. `glue_overrides`, recipes and sweep points
         apply to every strategy; in a multitask run, keys under `dataset_reader.` and
         `validation_dataset_reader.` apply to every task's reader, and `data_loader.batch_size`
         (`validation_data_loader.batch_size`) is the scheduler's batch size.

@@ -1228,6 +1228,7 @@ def test_generated_strategy_configs_are_the_shipped_ones(tmp_path):
             "adapters_houlsby",
             "adapters_not_shared",
             "adapters_three_shared",
+            "lora",
             "smart",
         ],
     )
@@ -1238,6 +1239,7 @@ def test_generated_strategy_configs_are_the_shipped_ones(tmp_path):
         ("adapters_houlsby", "mrpc"): "adapters/mrpc_houlsby.jsonnet",
         ("adapters_not_shared", "mrpc"): "adapters/mrpc_not_shared.jsonnet",
         ("adapters_three_shared", "mrpc"): "adapters/mrpc_three_shared.jsonnet",
+        ("lora", "stsb"): "lora/stsb.jsonnet",
         ("smart", "stsb"): "smart/stsb.jsonnet",
     }
     for run in spec.glue_runs({}):

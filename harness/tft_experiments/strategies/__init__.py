@@ -8,6 +8,7 @@ from tft_experiments.strategies import (  # noqa: F401
     adapters_not_shared,
     adapters_three_shared,
     cross,
+    lora,
     multitask_roundrobin,
     multitask_sequential,
     multitask_shuffled,
