@@ -34,8 +34,6 @@ LAYERS = [
     ["viewer"],
     ["commands", ""],
 ]
-# Being moved out of the package (the tft-experiment harness): neither checked nor counted.
-EXCLUDED = (f"{PACKAGE}.experiments", f"{PACKAGE}.commands.experiment")
 
 
 class Import(NamedTuple):
@@ -56,23 +54,17 @@ def module_names(package_dir: pathlib.Path) -> Dict[str, pathlib.Path]:
     return names
 
 
-def excluded(name: str) -> bool:
-    return any(name == prefix or name.startswith(prefix + ".") for prefix in EXCLUDED)
-
-
 def imports(package_dir: pathlib.Path) -> List[Import]:
-    """Every import of a package module by a package module, outside `EXCLUDED`."""
+    """Every import of a package module by a package module."""
     modules = module_names(package_dir)
     found = []
     for source, path in modules.items():
-        if excluded(source):
-            continue
         is_package = path.name == "__init__.py"
         tree = ast.parse(path.read_text(), filename=str(path))
         for node, function_level in _import_nodes(tree):
             for target in _targets(node, source, is_package, modules):
                 edge = Import(source, target, node.lineno, function_level)
-                if target != source and not excluded(target) and edge not in found:
+                if target != source and edge not in found:
                     found.append(edge)
     return found
 

@@ -10,7 +10,7 @@ model without injection, the best on dev becomes the `tuned` recipe of that base
 training size, and every variant of the base is then fine-tuned with it unchanged.
 
 A strategy says how a GLUE task is fine-tuned: a registered `FineTuningStrategy`
-(`experiments/strategies/`), which says which tasks it applies to, the config it trains and its
+(`tft_experiments/strategies/`), which says which tasks it applies to, the config it trains and its
 own overrides. The sweep runs cross-encoders only; its tuned recipe is applied unchanged to
 every strategy.
 
@@ -124,7 +124,7 @@ class ExperimentSpec(RunExpansion):
         config, metrics and log: a large grid then fits on a small disk.
     strategies : `List[str]`, optional (default = `["cross"]`)
         How each task is fine-tuned: the names of registered `FineTuningStrategy`s, one file each
-        in `experiments/strategies/`. `cross`, the cross-encoder of `glue/<task>.jsonnet`;
+        in `tft_experiments/strategies/`. `cross`, the cross-encoder of `glue/<task>.jsonnet`;
         `siamese_softmax` (pair tasks), `siamese_cosine_mse` (STS-B), `siamese_mnr` and
         `siamese_cosine_embedding` (MRPC, QQP), Sentence-BERT models
         (`common/siamese_of_glue.libsonnet`; a task a strategy does not apply to is skipped for

@@ -24,6 +24,8 @@ import random
 import sys
 from typing import Dict, List, Sequence, Tuple
 
+from tft_allennlp.common.atomic_files import atomic_output
+
 
 def read_records(path: str) -> List[Dict]:
     with open(path, encoding="utf-8") as corpus:
@@ -65,11 +67,9 @@ def mix(sources: Sequence[Tuple[str, List[Dict]]], take: int, seed: int) -> List
 
 
 def write_atomically(path: str, records: Sequence[Dict]) -> None:
-    draft = f"{path}.{os.getpid()}.tmp"
-    with open(draft, "w", encoding="utf-8") as out:
+    with atomic_output(path) as out:
         for record in records:
             out.write(json.dumps(record) + "\n")
-    os.replace(draft, path)
 
 
 def main(argv: Sequence[str]) -> None:

@@ -26,6 +26,7 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.common.util import SigTermReceived
 
 from tft_allennlp.commands.arguments import positive_float, positive_int
+from tft_allennlp.common.atomic_files import atomic_output
 from tft_allennlp.common.folder_lock import FolderLock
 from tft_allennlp.common.input_problems import MalformedInputError, check_regular_file
 from tft_allennlp.common.output_paths import add_force_argument, check_output_directory
@@ -265,18 +266,12 @@ def write_outputs(spec: ExperimentSpec) -> Tuple[List[str], int]:
         write_paired_csv(rows, comparing, drafts[3], tasks)
         for draft, path in zip(drafts, paths):
             os.replace(draft, path)
-    _write_atomically(os.path.join(spec.output_dir, SPEC_FILE), spec.dumps().encode())
+    write_spec(spec)
     return paths, len({row["directory"] for row in rows})
 
 
 def write_spec(spec: ExperimentSpec) -> None:
     """Writes `spec.json`, the spec the grid runs with, into its output directory."""
     os.makedirs(spec.output_dir, exist_ok=True)
-    _write_atomically(os.path.join(spec.output_dir, SPEC_FILE), spec.dumps().encode())
-
-
-def _write_atomically(path: str, content: bytes) -> None:
-    draft = f"{path}.{os.getpid()}.tmp"
-    with open(draft, "wb") as handle:
-        handle.write(content)
-    os.replace(draft, path)
+    with atomic_output(os.path.join(spec.output_dir, SPEC_FILE)) as stream:
+        stream.write(spec.dumps())

@@ -76,7 +76,7 @@ class FineTuningStrategy(Registrable):
     trains (by default the task's own cross-encoder config, `training_configs/glue/<task>.
     jsonnet`; otherwise a generated call of a function of `training_configs/common/`), and the
     overrides it sets besides the grid's. Registered by the name a spec's `strategies` gives
-    (`cross`, `siamese_softmax`, ...); one file of `experiments/strategies/` per strategy.
+    (`cross`, `siamese_softmax`, ...); one file of `tft_experiments/strategies/` per strategy.
     """
 
     trains_all_tasks = False
