@@ -141,6 +141,10 @@ def test_export_as_peft_folder_or_merged_computes_what_the_trained_model_does(tm
         "dropout": 0.0,
         "target_modules": None,
     }
+    # The card says that the encoder alone is not the trained model.
+    card = (beside / "README.md").read_text()
+    assert "## Adapters\n\nTrained with `lora` adapters on a frozen encoder. This" in card
+    assert "Without them it is not the trained model" in card
     peft_config = json.loads((beside / "peft_adapter/adapter_config.json").read_text())
     assert (peft_config["peft_type"], peft_config["r"], peft_config["lora_alpha"]) == ("LORA", 4, 8)
     exported = transformers.AutoModel.from_pretrained(str(beside)).eval()
@@ -169,6 +173,10 @@ def test_export_as_peft_folder_or_merged_computes_what_the_trained_model_does(tm
     export_encoder(archive, str(merged_dir), sentence_transformers=True, merge_adapters=True)
     assert not (merged_dir / "adapters.json").exists()
     assert not (merged_dir / "peft_adapter").exists()
+    assert (
+        "merged into these weights: this checkpoint is the trained encoder"
+        in (merged_dir / "README.md").read_text()
+    )
     merged = transformers.AutoModel.from_pretrained(str(merged_dir)).eval()
     with torch.no_grad():
         states = merged(input_ids=ids, attention_mask=mask).last_hidden_state

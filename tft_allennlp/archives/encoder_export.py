@@ -27,6 +27,7 @@ from tft_allennlp.archives.loading import (
 from tft_allennlp.archives.model_card import write_model_card
 from tft_allennlp.archives.sentence_transformers_files import write_sentence_transformers_files
 from tft_allennlp.common.output_paths import check_not_reading, output_directory
+from tft_allennlp.modules.adapters.transformer_adapters import TransformerAdapters
 
 if TYPE_CHECKING:  # transformers' model code: imported where a model is made (start-up)
     from transformers import PreTrainedModel
@@ -93,7 +94,14 @@ def export_encoder(
             if card:
                 kind = "sentence-transformers" if sentence_transformers else "transformers"
                 write_model_card(
-                    target, kind, archive, archive_file, base, weights_file, output_dir
+                    target,
+                    kind,
+                    archive,
+                    archive_file,
+                    base,
+                    weights_file,
+                    output_dir,
+                    None if adapters is None else _adapters_text(adapters, merge_adapters),
                 )
         if beside:
             logger.warning(
@@ -105,6 +113,24 @@ def export_encoder(
             )
     logger.info("Wrote the encoder of %s to %s", archive_file, output_dir)
     return output_dir
+
+
+def _adapters_text(adapters: TransformerAdapters, merged: bool) -> str:
+    """The model card's paragraph on the adapters of an export."""
+    kind = adapters.export_config().get("type")
+    if merged:
+        return (
+            f"Trained with `{kind}` adapters on a frozen encoder, merged into these weights: this "
+            "checkpoint is the trained encoder."
+        )
+    return (
+        f"Trained with `{kind}` adapters on a frozen encoder. This checkpoint is the encoder as it "
+        "was before training; the trained adapters are beside it (`adapters.json` and their "
+        "weights; LoRA's also as peft's adapter folder, `peft_adapter/`). Without them it is not "
+        'the trained model: load both with the embedder\'s `"adapters": {"type": '
+        '"tft_exported", "directory": ...}` (LoRA: also `PeftModel.from_pretrained(model, '
+        '".../peft_adapter")`).'
+    )
 
 
 def save_tokenizer(

@@ -100,14 +100,16 @@ def write_model_card(
     base: Optional[str],
     weights_file: Optional[str] = None,
     path: Optional[str] = None,
+    adapters: Optional[str] = None,
 ) -> None:
     """
     Writes `directory/README.md`, the card of the `kind` (a key of `KINDS`) of export of
     `archive`, read from `archive_file` (with `weights_file`, when given), whose encoder was
-    trained from `base`. `path` is where the usage lines load the model from (`directory`).
+    trained from `base`. `path` is where the usage lines load the model from (`directory`);
+    `adapters`, a paragraph on the adapters the model was trained with and how they were written.
     """
     config = archive.config.as_dict(quiet=True)
-    text = model_card(kind, config, archive_file, base, weights_file, path or directory)
+    text = model_card(kind, config, archive_file, base, weights_file, path or directory, adapters)
     with open(os.path.join(directory, "README.md"), "w", encoding="utf-8") as handle:
         handle.write(text)
 
@@ -119,8 +121,9 @@ def model_card(
     base: Optional[str],
     weights_file: Optional[str] = None,
     path: str = "MODEL_DIR",
+    adapters: Optional[str] = None,
 ) -> str:
-    """The card's text; its usage lines load the model from `path`."""
+    """The card's text; its usage lines load the model from `path`; `adapters`, a section."""
     spec = KINDS[kind]
     metrics, metrics_source = validation_metrics(archive_file, config, weights_file)
     data, datasets, data_tags = training_data(config)
@@ -151,6 +154,8 @@ def model_card(
     ]
     if kind == "sequence-classification":
         sections.insert(3, "## Outputs\n\n" + _outputs(config))
+    if adapters:
+        sections.insert(1, "## Adapters\n\n" + adapters)
     return f"---\n{header.to_yaml()}\n---\n\n" + "\n\n".join(sections) + "\n"
 
 
