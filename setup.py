@@ -67,5 +67,7 @@ setup(
     ],
     # The experiment harness (`allennlp tft-experiment`) is a package of its own, `harness/`:
     # `pip install tft-allennlp[experiments]` where both wheels are (`make wheels`).
-    extras_require={"experiments": ["tft-experiments==0.1.0"]},
+    # `tracking`: the experiment trackers' packages that trainer callbacks import (the `wandb`
+    # callback's); a config naming one without it stops in one line that names this extra.
+    extras_require={"experiments": ["tft-experiments==0.1.0"], "tracking": ["wandb"]},
 )

@@ -22,7 +22,7 @@ import pytest
 from tests import CONFIGS_ROOT, FIXTURES_ROOT, PROJECT_ROOT
 from tests.allennlp_cli import on_a_terminal
 from tests.fault_cases import Outcome, forget_temporary_log, run_allennlp
-from tft_allennlp.common import console
+from tft_allennlp.common import console, optional_packages
 from tft_allennlp.predictors.allennlp_commands import compact_prediction, metrics_table
 
 PROGRESS_BAR = re.compile(r"\[\d+:\d\d(:\d\d)?[<,]")
@@ -112,6 +112,24 @@ def test_train_mistakes_end_with_one_line(tmp_path, glue_run):
     assert outcome.returncode == 1 and TRACEBACK in outcome.stderr
     assert outcome.last_line.startswith("error: the training config")
     forget_temporary_log(outcome)
+
+
+def test_a_tracker_whose_package_is_missing_ends_with_one_line_naming_the_extra(
+    tmp_path, monkeypatch
+):
+    # AllenNLP's W&B callback, its package missing (a name no environment has, whether or not
+    # wandb is installed here: the forked command sees this table): one line, before any data
+    # is read or model built.
+    missing = ("tft_no_such_tracker", "tracking")
+    monkeypatch.setitem(optional_packages.CALLBACK_PACKAGES, "wandb", missing)
+    callbacks = '{"trainer.callbacks": [{"type": "tft_parameter_counts"}, {"type": "wandb"}]}'
+    outcome = run_allennlp(_train(MRPC, tmp_path, "-o", callbacks), tmp_path)
+    line = stops_with_one_line(outcome, ["the training config: trainer.callbacks.1", "'wandb'"])
+    assert (
+        "needs the tft_no_such_tracker package; it is not installed: "
+        "pip install 'tft-allennlp[tracking]' (traceback: "
+    ) in line
+    assert not (tmp_path / "run/vocabulary").exists()
 
 
 def test_evaluate_mistakes_end_with_one_line(tmp_path, glue_run):

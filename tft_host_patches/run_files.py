@@ -199,16 +199,19 @@ def best_epoch_checkpoint(serialization_dir: str) -> Optional[str]:
 
 def train_model(params: Params, serialization_dir: str, recover: bool = False, **kwargs) -> Any:
     """
-    AllenNLP's `train_model`, after the config's keys are checked; with `recover`, the drafts
-    of the killed run are removed first, and a directory with nothing else in it is trained
-    from scratch.
+    AllenNLP's `train_model`, after the config's keys (and the packages of its callbacks) are
+    checked; with `recover`, the drafts of the killed run are removed first, and a directory with
+    nothing else in it is trained from scratch.
     """
     from tft_allennlp.common.atomic_files import remove_drafts
     from tft_allennlp.common.config_keys import check_config_keys
+    from tft_allennlp.common.optional_packages import check_optional_packages
     from tft_allennlp.common.transformer_source import ARCHIVED_TRANSFORMERS
     from tft_allennlp.training.serialization_dir import run_contents
 
-    check_config_keys(params.as_dict(quiet=True), "the training config")
+    config = params.as_dict(quiet=True)
+    check_config_keys(config, "the training config")
+    check_optional_packages(config, "the training config")
     if recover and os.path.isdir(serialization_dir):
         remove_drafts(serialization_dir)
         vocabulary = os.path.join(serialization_dir, "vocabulary")
