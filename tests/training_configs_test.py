@@ -123,6 +123,13 @@ def test_lora_configs_are_their_glue_config_with_lora_and_train_only_it(config, 
     assert tokens.pop("adapters") == {"type": "lora", "r": 8, "alpha": 8}
     assert params["trainer"]["optimizer"].pop("lr") == 5e-4
     base["trainer"]["optimizer"].pop("lr")
+    # The no-decay group without the frozen layer norms.
+    groups = params["trainer"]["optimizer"].pop("parameter_groups")
+    assert groups == [[["bias"], {"weight_decay": 0}]]
+    assert base["trainer"]["optimizer"].pop("parameter_groups")[0][0] == [
+        "bias",
+        "LayerNorm\\.weight",
+    ]
     assert params == base
     train_model_from_file(str(config), str(tmp_path), overrides='{"trainer.num_epochs": 1}')
     counts = json.loads((tmp_path / "parameter_counts.json").read_text())
