@@ -4,7 +4,6 @@ maintained library for it: `"adapters": {"type": "lora", "r": 8, "alpha": 16}`.
 """
 
 import copy
-import json
 import logging
 import os
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
@@ -12,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional
 import torch
 from allennlp.common.checks import ConfigurationError
 
-from tft_allennlp.modules.adapters.transformer_adapters import EXPORTED_CONFIG, TransformerAdapters
+from tft_allennlp.modules.adapters.transformer_adapters import TransformerAdapters
 
 if TYPE_CHECKING:  # transformers' model code: imported where a model is made (start-up)
     from transformers import PreTrainedModel
@@ -144,15 +143,14 @@ class LoraAdapters(TransformerAdapters):
         from safetensors.torch import save_file
 
         transformer = self._attached()
-        with open(os.path.join(directory, EXPORTED_CONFIG), "w") as handle:
-            json.dump(self.export_config(), handle, indent=2)
+        self.write_export_config(directory)
         folder = os.path.join(directory, PEFT_FOLDER)
         config = self._peft_config(self._targets(transformer.config.model_type))
         config.base_model_name_or_path = transformer.config._name_or_path
         config.save_pretrained(folder)
+        parameters = dict(self._lora_parameters())
         state = {
-            PEFT_PREFIX + name.replace(f".{ADAPTER_NAME}.", "."): parameter.detach().contiguous()
-            for name, parameter in self._lora_parameters()
+            key: parameters[name].detach().contiguous() for key, name in self._peft_names().items()
         }
         save_file(state, os.path.join(folder, PEFT_WEIGHTS), metadata={"format": "pt"})
 
@@ -213,6 +211,13 @@ class LoraAdapters(TransformerAdapters):
             if ".lora_" in name
         ]
 
+    def _peft_names(self) -> Dict[str, str]:
+        """The name of each LoRA weight in peft's adapter file -> its name in the transformer."""
+        return {
+            PEFT_PREFIX + name.replace(f".{ADAPTER_NAME}.", "."): name
+            for name, _ in self._lora_parameters()
+        }
+
     def _load(self, weights_file: str) -> None:
         from safetensors import SafetensorError
         from safetensors.torch import load_file
@@ -224,9 +229,7 @@ class LoraAdapters(TransformerAdapters):
                 f"lora: cannot load adapter weights from {weights_file}: {error}"
             ) from None
         parameters = dict(self._lora_parameters())
-        expected = {
-            PEFT_PREFIX + name.replace(f".{ADAPTER_NAME}.", "."): name for name in parameters
-        }
+        expected = self._peft_names()
         if set(state) != set(expected):
             missing = sorted(set(expected) - set(state))[:3]
             unexpected = sorted(set(state) - set(expected))[:3]

@@ -60,9 +60,13 @@ class TransformerAdapters(torch.nn.Module, Registrable):
 
     def export(self, directory: str) -> None:
         """Writes `adapters.json` and `adapters.th` to `directory`."""
+        self.write_export_config(directory)
+        torch.save(self.state_dict(), os.path.join(directory, EXPORTED_WEIGHTS))
+
+    def write_export_config(self, directory: str) -> None:
+        """Writes `adapters.json`, `export_config()`, to `directory`: what `tft_exported` reads."""
         with open(os.path.join(directory, EXPORTED_CONFIG), "w") as handle:
             json.dump(self.export_config(), handle, indent=2)
-        torch.save(self.state_dict(), os.path.join(directory, EXPORTED_WEIGHTS))
 
     def unloaded(self, transformer: "PreTrainedModel", merge: bool) -> "PreTrainedModel":
         """
