@@ -34,6 +34,7 @@ import pytest
 import torch
 from allennlp.commands import main
 from allennlp.common import Params, cached_transformers
+from allennlp.common.util import install_sigterm_handler
 
 from tests import PROJECT_ROOT
 from tft_experiments import training
@@ -216,9 +217,10 @@ def _run_allennlp(
 ) -> int:
     """
     In the forked child: `allennlp.commands.main` with a clean slate; the exit code. With
-    `as_program`, the child is the `allennlp` program as a user runs it: its log handler (as
-    `allennlp/__main__.py` sets it), the plugin's terminal (`tft_allennlp.common.console` and
-    `.progress`), and an uncaught error handed to `sys.excepthook`, as the interpreter does.
+    `as_program`, the child is the `allennlp` program as a user runs it: its log and SIGTERM
+    handlers (as `allennlp/__main__.py` sets them), the plugin's terminal
+    (`tft_allennlp.common.console` and `.progress`), and an uncaught error handed to
+    `sys.excepthook`, as the interpreter does.
     """
     code = 1
     try:
@@ -237,6 +239,7 @@ def _run_allennlp(
         sys.argv = ["allennlp", *arguments]
         if as_program:
             logging.basicConfig(format=LOG_FORMAT, level=logging.INFO, force=True)
+            install_sigterm_handler()
             console.install()
             progress.install()
         cached_transformers._clear_caches()

@@ -792,6 +792,46 @@ def test_a_run_stopped_by_a_signal_stops_the_grid_and_the_next_invocation_resume
     }
 
 
+def test_a_stopped_grid_reports_the_runs_that_finished_before_the_stop(tmp_path, tiny_bert):
+    # Registers `test_sigkill` (the runs are forked from this process).
+    import tests.training.callbacks.sigkill  # noqa: F401
+
+    # Each run gets a SIGTERM at its first epoch's second batch, once (its marker stays) and
+    # stops the grid: the first command stops in seed 1, the second finishes seed 1 and stops
+    # in seed 2.
+    kill = {"type": "test_sigkill", "epoch": 0, "batch": 1, "signal": "SIGTERM"}
+    path = cli_spec(
+        tmp_path,
+        tiny_bert,
+        seeds=[1, 2],
+        glue_overrides={
+            "trainer.num_epochs": 1,
+            "data_loader.batch_size": 2,
+            "trainer.callbacks": [kill],
+        },
+    )
+    grid = tmp_path / "grid"
+    stop = (
+        "tft-experiment: stopped on SIGTERM; the runs in training saved a checkpoint, "
+        "and the same command goes on from there"
+    )
+    with forked_experiment_runs():
+        (first,) = forked_allennlp(["tft-experiment", path], as_program=True)
+        assert first.returncode == 128 + 15, first.stderr[-3000:]
+        assert first.stderr.strip().splitlines()[-1] == stop + "."
+        assert not (grid / "results.md").exists()
+        (second,) = forked_allennlp(["tft-experiment", path], as_program=True)
+    assert second.returncode == 128 + 15, second.stderr[-3000:]
+    report = ", ".join(
+        str(grid / name) for name in ("runs.csv", "results.md", "scores.png", "paired.csv")
+    )
+    assert second.stderr.strip().splitlines()[-1] == f"{stop}; report of 1 finished runs: {report}."
+    rows = list(csv.DictReader(open(grid / "runs.csv")))
+    assert {(row["seed"], row["metric"]) for row in rows} == {
+        ("1", metric) for metric in ("accuracy", "f1", "combined_score")
+    }
+
+
 def test_only_a_checkpoint_of_the_same_config_is_resumed(tmp_path):
     (tmp_path / "run.jsonnet").write_text(
         "{model: {lr: 1e-4, name: std.extVar('NAME')}, trainer: {num_epochs: 2}}"
@@ -1851,7 +1891,7 @@ CUSTOM_PAIRS = {
 def test_a_spec_found_wrong_is_one_line_and_starts_no_run(tmp_path, tiny_bert, values, error):
     values = json.loads(json.dumps(values).replace("TMP", str(tmp_path)))
     path = cli_spec(tmp_path, tiny_bert, **values)
-    (result,) = forked_allennlp(["tft-experiment", path])
+    (result,) = forked_allennlp(["tft-experiment", path], as_program=True)
     assert result.returncode == 1
     expected = f"tft-experiment: {path}: {error.replace('TMP', str(tmp_path))}"
     assert result.stderr.strip().splitlines() == [expected]
@@ -1863,7 +1903,7 @@ def test_force_trains_again_the_finished_runs_a_changed_spec_changes(tmp_path, t
     first_spec = ExperimentSpec.from_file(path)
     (run,) = first_spec.glue_runs()
     with forked_experiment_runs():
-        (first,) = forked_allennlp(["tft-experiment", path])
+        (first,) = forked_allennlp(["tft-experiment", path], as_program=True)
         assert first.returncode == 0, first.stderr[-3000:]
         trained = os.path.getmtime(os.path.join(run.directory, "metrics.json"))
         cli_spec(tmp_path, tiny_bert, glue_overrides={"trainer.num_epochs": 1})

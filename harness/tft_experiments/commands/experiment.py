@@ -180,9 +180,12 @@ def _run_holding(args: argparse.Namespace, spec: ExperimentSpec, grid: FolderLoc
                 if isinstance(error, RunStopped)
                 else (signal.SIGINT if isinstance(error, KeyboardInterrupt) else signal.SIGTERM)
             )
+            # What finished before the stop is reported, as a finished grid's would be.
+            paths, reported = write_outputs(spec)
+            written = f"; report of {reported} finished runs: {', '.join(paths)}" if paths else ""
             print(
                 f"tft-experiment: stopped on {number.name}; the runs in training saved a "
-                "checkpoint, and the same command goes on from there.",
+                f"checkpoint, and the same command goes on from there{written}.",
                 file=sys.stderr,
             )
             sys.exit(128 + number)
