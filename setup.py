@@ -64,10 +64,15 @@ setup(
         "datasets",
         "safetensors",
         "peft",  # the `lora` adapters
+        "optuna",  # allennlp tft-tune
     ],
     # The experiment harness (`allennlp tft-experiment`) is a package of its own, `harness/`:
     # `pip install tft-allennlp[experiments]` where both wheels are (`make wheels`).
-    # `tracking`: the experiment trackers' packages that trainer callbacks import (the `wandb`
-    # callback's); a config naming one without it stops in one line that names this extra.
-    extras_require={"experiments": ["tft-experiments==0.1.0"], "tracking": ["wandb"]},
+    # `tracking`: the experiment trackers' packages that trainer callbacks import (the `mlflow`
+    # and `wandb` callbacks'); a config naming one without it stops in one line that names
+    # this extra.
+    extras_require={
+        "experiments": ["tft-experiments==0.1.0"],
+        "tracking": ["mlflow", "wandb"],
+    },
 )

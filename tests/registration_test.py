@@ -73,6 +73,7 @@ REGISTERED = [
     (TrainerCallback, "tft_rng_checkpoint", "RngCheckpoint"),
     (TrainerCallback, "tft_recover_finished_run", "RecoverFinishedRun"),
     (TrainerCallback, "tft_parameter_counts", "ParameterCounts"),
+    (TrainerCallback, "mlflow", "MlflowCallback"),
     (TrainerCallback, "tft_compile_encoders", "CompileEncoders"),
     (Checkpointer, "tft_atomic", "AtomicCheckpointer"),
     (Trainer, "tft_mixed_precision", "MixedPrecisionTrainer"),

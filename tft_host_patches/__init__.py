@@ -10,7 +10,8 @@ place staying in `tft_allennlp` beside the code that uses them. Three kinds:
 - **The stack's gaps** (`install_at_startup`, from the start-up hook and again from
   `import tft_allennlp`): AllenNLP 2.10.1 was written against transformers 4.x and
   huggingface-hub 0.x and does not import on today's stack without them. `huggingface_stack.py`
-  holds each one with its paragraph (version, gap, how to remove); `remote_code.py` answers
+  holds each one with its paragraph (version, gap, how to remove), `tracking_stack.py` those of
+  AllenNLP's W&B callback on today's wandb; `remote_code.py` answers
   transformers' question whether to run a checkpoint's own code (only for the models the user
   names in `TFT_TRUST_REMOTE_CODE`), which AllenNLP never answers.
 - **The plugin's behaviour in AllenNLP's commands** (`plugin.py`: the index, with a paragraph per
@@ -117,7 +118,8 @@ def install_at_startup() -> None:
     if _installed_at_startup:
         return
     _installed_at_startup = True
-    from tft_host_patches import huggingface_stack, remote_code
+    from tft_host_patches import huggingface_stack, remote_code, tracking_stack
 
     huggingface_stack.install()
     remote_code.install()
+    tracking_stack.install()

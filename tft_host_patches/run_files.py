@@ -28,6 +28,7 @@ beside its final name and renamed over it (`tft_allennlp.common.atomic_files`):
 Disk errors while writing any of these name the file. Nothing else of AllenNLP changes.
 """
 
+import copy
 import glob
 import json
 import logging
@@ -200,8 +201,9 @@ def best_epoch_checkpoint(serialization_dir: str) -> Optional[str]:
 def train_model(params: Params, serialization_dir: str, recover: bool = False, **kwargs) -> Any:
     """
     AllenNLP's `train_model`, after the config's keys (and the packages of its callbacks) are
-    checked; with `recover`, the drafts of the killed run are removed first, and a directory with
-    nothing else in it is trained from scratch.
+    checked and its `tuning` block (`allennlp tft-tune`'s) is set aside; with `recover`, the
+    drafts of the killed run are removed first, and a directory with nothing else in it is
+    trained from scratch.
     """
     from tft_allennlp.common.atomic_files import remove_drafts
     from tft_allennlp.common.config_keys import check_config_keys
@@ -209,7 +211,10 @@ def train_model(params: Params, serialization_dir: str, recover: bool = False, *
     from tft_allennlp.common.transformer_source import ARCHIVED_TRANSFORMERS
     from tft_allennlp.training.serialization_dir import run_contents
 
-    config = params.as_dict(quiet=True)
+    # The config's `tuning` block is `allennlp tft-tune`'s (tft_allennlp.training.tuning).
+    params.pop("tuning", None)
+    # A copy: training pops the keys of the params it reads.
+    config = copy.deepcopy(params.as_dict(quiet=True))
     check_config_keys(config, "the training config")
     check_optional_packages(config, "the training config")
     if recover and os.path.isdir(serialization_dir):
@@ -229,4 +234,40 @@ def train_model(params: Params, serialization_dir: str, recover: bool = False, *
             )
             recover = False
     train = previous(train_command, "train_model", PATCH)
-    return train(params, serialization_dir, recover=recover, **kwargs)
+    try:
+        model = train(params, serialization_dir, recover=recover, **kwargs)
+    except BaseException as error:
+        _after_training(config, serialization_dir, error)
+        raise
+    _after_training(config, serialization_dir, None)
+    return model
+
+
+def _after_training(
+    config: Dict[str, Any], serialization_dir: str, error: Optional[BaseException]
+) -> None:
+    """
+    Calls `after_training(serialization_dir, error)` of each trainer callback class of the
+    config that has one (the `mlflow` callback's: the run's archive and final metrics), in this
+    process, once training is over (`error`: what ended it otherwise): after `metrics.json` and
+    the archive are written, which AllenNLP does after the callbacks' `on_end`, and outside
+    the workers of distributed training. Its failure is the command's, unless training had
+    failed already: then it is logged, and the training's error goes on.
+    """
+    from allennlp.training.callbacks.callback import TrainerCallback
+
+    trainer = config.get("trainer")
+    callbacks = trainer.get("callbacks") if isinstance(trainer, dict) else None
+    for callback in callbacks if isinstance(callbacks, list) else []:
+        name = callback.get("type") if isinstance(callback, dict) else callback
+        if not isinstance(name, str) or name not in TrainerCallback.list_available():
+            continue
+        after = getattr(TrainerCallback.by_name(name), "after_training", None)
+        if after is None:
+            continue
+        try:
+            after(serialization_dir, error)
+        except Exception:
+            if error is None:
+                raise
+            logger.exception("The %r callback's after_training failed", name)

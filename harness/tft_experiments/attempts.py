@@ -53,6 +53,7 @@ from tft_experiments.reuse import (
 from tft_experiments.runs import GlueRun, InjectionRun, Run, Training, grid_of
 from tft_experiments.spec import ExperimentSpec
 from tft_experiments.table import append_row, row_from_directory, table_path
+from tft_experiments.tracking import GridTracking, log_finished_run
 from tft_experiments.training import RunStopped, allennlp_train, resumable
 
 logger = logging.getLogger(__name__)
@@ -72,6 +73,8 @@ class RunAttempts:
         The runner's shard `(i, n)`, recorded with each attempt.
     stopping : `threading.Event`
         Set when the grid stops: no run is retried then.
+    tracking : `GridTracking`, optional (default = `None`)
+        The MLflow store and experiment each run finished here is logged to (`tracking.py`).
     """
 
     def __init__(
@@ -80,8 +83,10 @@ class RunAttempts:
         jobs: int,
         shard: Tuple[int, int],
         stopping: threading.Event,
+        tracking: Optional[GridTracking] = None,
     ) -> None:
         self.spec = spec
+        self.tracking = tracking
         self.jobs = jobs
         self.shard = shard
         self._stopping = stopping
@@ -162,7 +167,19 @@ class RunAttempts:
                 _delete_weights(run.directory)
             self._add_row(run, started, ended, exported)
             logger.info("Finished %s in %.0f s", run.directory, ended - started)
+            if self.tracking is not None:
+                self._track(run)
         return "done" if succeeded else outcome
+
+    def _track(self, run: Run) -> None:
+        """Logs `run` to MLflow; a failure is a warning (the grid's table has the run)."""
+        assert self.tracking is not None
+        try:
+            run_id = log_finished_run(self.tracking, run)
+        except Exception as error:
+            logger.warning("MLflow: %s was not logged: %s", run.directory, error, exc_info=True)
+        else:
+            logger.info("MLflow run %s: %s", run_id, run.directory)
 
     def _add_row(self, run: Run, started: float, ended: float, exported: Optional[str]) -> None:
         """Appends the row of `run`, just finished here, to the grid's table."""

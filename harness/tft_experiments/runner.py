@@ -63,6 +63,7 @@ from tft_experiments.reuse import in_grid
 from tft_experiments.runs import InjectionRun, Run
 from tft_experiments.spec import ExperimentSpec
 from tft_experiments.table import adopt_finished_runs
+from tft_experiments.tracking import GridTracking
 from tft_experiments.training import LOG, stop_running
 
 logger = logging.getLogger(__name__)
@@ -109,6 +110,8 @@ class ExperimentRunner:
     injections : `bool`, optional (default = `True`)
         If `False`, start no injection: leave each to other processes, like a run of another
         shard (waited for, or without `wait` left).
+    tracking : `GridTracking`, optional (default = `None`)
+        The MLflow store and experiment that each run finished here is logged to.
 
     `run()` returns each run directory's `Status` in this process.
     """
@@ -121,6 +124,7 @@ class ExperimentRunner:
         wait: bool = True,
         poll_seconds: float = 30.0,
         injections: bool = True,
+        tracking: Optional[GridTracking] = None,
     ) -> None:
         if jobs < 1:
             raise ValueError("jobs must be at least 1.")
@@ -136,7 +140,7 @@ class ExperimentRunner:
         # The injections that the last plan found needed by no fine-tuning left to train.
         self._unneeded: Set[str] = set()
         self._stopping = threading.Event()
-        self._attempts = RunAttempts(spec, jobs, shard, self._stopping)
+        self._attempts = RunAttempts(spec, jobs, shard, self._stopping, tracking)
         self._started = 0.0
 
     def owns(self, run: Planned) -> bool:

@@ -52,6 +52,7 @@ _RESULT_LOGGERS = (
     "tft_experiments",  # tft-experiment's progress: runs started, finished, reused
     "tft_allennlp.alignment",  # tft-align's choices (e.g. the spaCy model it fell back to)
     "tft_allennlp.training.callbacks.parameter_counts",
+    "tft_allennlp.training.callbacks.mlflow",  # the MLflow run a run is tracked in
 )
 _RESULT_PREFIXES = ("Metrics:", "Epoch ", "Finished evaluating")
 # INFO records of result loggers that are progress, which the progress bar shows.
@@ -60,6 +61,9 @@ _PROGRESS_PREFIXES = ("Reading evaluation data from",)
 _IGNORED_WARNINGS = (
     "patience was set to None",
     "You provided a validation dataset but patience",
+    # AllenNLP's W&B callback: wandb finds a key from `wandb login` too, and an offline run
+    # needs none; wandb says itself when it has none.
+    "Missing environment variable 'WANDB_API_KEY'",
 )
 
 

@@ -13,7 +13,10 @@ from allennlp.common.checks import ConfigurationError
 
 # A trainer callback's registered name -> the package it imports, and the extra of tft-allennlp
 # that installs it (setup.py's `extras_require`).
-CALLBACK_PACKAGES: Dict[str, Tuple[str, str]] = {"wandb": ("wandb", "tracking")}
+CALLBACK_PACKAGES: Dict[str, Tuple[str, str]] = {
+    "wandb": ("wandb", "tracking"),
+    "mlflow": ("mlflow", "tracking"),
+}
 
 
 def check_optional_packages(config: Dict[str, Any], where: str = "config") -> None:

@@ -14,6 +14,7 @@ runs the grid is refused in one line (`tft_experiments.locks.hold_grid`).
 
 import argparse
 import collections
+import importlib.util
 import logging
 import os
 import signal
@@ -30,6 +31,7 @@ from tft_allennlp.common.atomic_files import atomic_output
 from tft_allennlp.common.folder_lock import FolderLock
 from tft_allennlp.common.input_problems import MalformedInputError, check_regular_file
 from tft_allennlp.common.output_paths import add_force_argument, check_output_directory
+from tft_allennlp.training.callbacks.mlflow import store_uri
 from tft_experiments.changes import SPEC_FILE, accept_change, check_change, spec_change
 from tft_experiments.inputs import check_inputs
 from tft_experiments.locks import hold_grid
@@ -47,6 +49,7 @@ from tft_experiments.runner import ExperimentRunner, Status, parse_shard
 from tft_experiments.spec import ExperimentSpec
 from tft_experiments.strategies.cross import CROSS
 from tft_experiments.table import TABLE, adopt_finished_runs
+from tft_experiments.tracking import GridTracking
 from tft_experiments.training import RunStopped
 
 logger = logging.getLogger(__name__)
@@ -102,6 +105,15 @@ class Experiment(Subcommand):
             default=30.0,
             help="how often to look for other shards' runs while waiting",
         )
+        subparser.add_argument(
+            "--mlflow",
+            nargs="?",
+            const="",
+            metavar="TRACKING_URI",
+            help="log each run that finishes to MLflow, tagged with its task, variant, size and "
+            "seed, in the experiment named after the spec (or MLFLOW_EXPERIMENT_NAME): to the "
+            "store TRACKING_URI, else MLFLOW_TRACKING_URI, else mlflow.db here",
+        )
         add_force_argument(
             subparser,
             "the outputs in an output directory that holds no experiment's spec.json, or the "
@@ -143,6 +155,7 @@ def _experiment_from_args(args: argparse.Namespace) -> None:
 
 def _run_holding(args: argparse.Namespace, spec: ExperimentSpec, grid: FolderLock) -> None:
     """The command, once it holds the grid (`hold_grid`)."""
+    tracking = None if args.report_only else _tracking(args)
     try:
         # An experiment's output directory (with its spec.json or attempts.jsonl) is resumed;
         # any other that holds files is someone else's.
@@ -173,6 +186,7 @@ def _run_holding(args: argparse.Namespace, spec: ExperimentSpec, grid: FolderLoc
                 not args.no_wait,
                 args.poll_seconds,
                 injections=not args.no_injections,
+                tracking=tracking,
             )
         except (KeyboardInterrupt, SigTermReceived, RunStopped) as error:
             number = (
@@ -198,6 +212,21 @@ def _run_holding(args: argparse.Namespace, spec: ExperimentSpec, grid: FolderLoc
         sys.exit(1)
 
 
+def _tracking(args: argparse.Namespace) -> Optional[GridTracking]:
+    """Where `--mlflow` logs the runs, if given."""
+    if args.mlflow is None:
+        return None
+    if importlib.util.find_spec("mlflow") is None:
+        sys.exit(
+            "tft-experiment: --mlflow needs the mlflow package; it is not installed: "
+            "pip install 'tft-allennlp[tracking]'"
+        )
+    name = os.environ.get("MLFLOW_EXPERIMENT_NAME")
+    if not name:
+        name = os.path.splitext(os.path.basename(args.spec))[0]
+    return GridTracking(store_uri(args.mlflow or None), name)
+
+
 def run_experiment(
     spec: ExperimentSpec,
     jobs: int = 1,
@@ -205,9 +234,10 @@ def run_experiment(
     wait: bool = True,
     poll_seconds: float = 30.0,
     injections: bool = True,
+    tracking: Optional[GridTracking] = None,
 ) -> Dict[str, Status]:
     write_spec(spec)
-    return ExperimentRunner(spec, jobs, shard, wait, poll_seconds, injections).run()
+    return ExperimentRunner(spec, jobs, shard, wait, poll_seconds, injections, tracking).run()
 
 
 def write_outputs(spec: ExperimentSpec) -> Tuple[List[str], int]:

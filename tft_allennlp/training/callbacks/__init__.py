@@ -1,4 +1,5 @@
 from tft_allennlp.training.callbacks.compile_encoders import CompileEncoders
+from tft_allennlp.training.callbacks.mlflow import MlflowCallback
 from tft_allennlp.training.callbacks.parameter_counts import ParameterCounts
 from tft_allennlp.training.callbacks.recover_finished_run import RecoverFinishedRun
 from tft_allennlp.training.callbacks.rng_checkpoint import RngCheckpoint
