@@ -74,6 +74,7 @@ REGISTERED = [
     (TrainerCallback, "tft_recover_finished_run", "RecoverFinishedRun"),
     (TrainerCallback, "tft_parameter_counts", "ParameterCounts"),
     (TrainerCallback, "mlflow", "MlflowCallback"),
+    (TrainerCallback, "tft_optuna_pruning", "OptunaPruning"),
     (TrainerCallback, "tft_compile_encoders", "CompileEncoders"),
     (Checkpointer, "tft_atomic", "AtomicCheckpointer"),
     (Trainer, "tft_mixed_precision", "MixedPrecisionTrainer"),
@@ -115,6 +116,7 @@ REGISTERED = [
     (Subcommand, "tft-experiment", "Experiment"),
     (Subcommand, "tft-glue-submission", "GlueSubmission"),
     (Subcommand, "tft-configs", "Configs"),
+    (Subcommand, "tft-tune", "Tune"),
 ]
 
 

@@ -239,6 +239,38 @@ def test_train_size_sample_is_deterministic_and_uniform():
     assert len(list(glue_reader("mrpc", train_size=100).read(path))) == 10
 
 
+def test_a_held_out_part_is_carved_from_the_rows_read_and_never_trained_on():
+    path = str(GLUE / "MRPC/train.tsv")
+
+    def indexes(**options):
+        return [i["metadata"]["index"] for i in glue_reader("mrpc", **options).read(path)]
+
+    everything = indexes()
+    # 10 rows, 0.3 held out: 3 rows, chosen with the seed; the other 7 in the file's order.
+    rest, held_out = indexes(held_out_fraction=0.3), indexes(held_out_fraction=0.3, held_out=True)
+    assert (len(rest), len(held_out)) == (7, 3)
+    assert sorted(rest + held_out) == sorted(everything)
+    assert rest == [index for index in everything if index not in held_out]
+    assert indexes(held_out_fraction=0.3, held_out=True) == held_out  # deterministic
+    assert indexes(held_out_fraction=0.3, held_out=True, seed=8) != held_out
+    # Carved from the train_size sample: both parts of the same 6 rows (0.3 x 6 = 1.8: 2).
+    sample = indexes(train_size=6, seed=7)
+    rest = indexes(train_size=6, seed=7, held_out_fraction=0.3)
+    held_out = indexes(train_size=6, seed=7, held_out_fraction=0.3, held_out=True)
+    assert (len(rest), len(held_out)) == (4, 2)
+    assert sorted(rest + held_out) == sorted(sample)
+    reader = glue_reader("mrpc", train_size=6, held_out_fraction=0.3, held_out=True)
+    assert reader.count_instances(path, 2) == [1, 1]
+    assert glue_reader("mrpc", held_out_fraction=0.3).count_instances(path, 2) == [4, 3]
+    # At least one row each way.
+    assert len(indexes(held_out_fraction=0.01, held_out=True)) == 1
+    assert len(indexes(held_out_fraction=0.99)) == 1
+    with pytest.raises(ConfigurationError, match="held_out_fraction must be at least 0"):
+        glue_reader("mrpc", held_out_fraction=1.0)
+    with pytest.raises(ConfigurationError, match="without a held_out_fraction"):
+        glue_reader("mrpc", held_out=True)
+
+
 def test_test_file_indexes_are_kept():
     instances = list(glue_reader("qqp").read(str(GLUE / "QQP/test.tsv")))
     assert [i["metadata"]["index"] for i in instances] == ["0", "1", "2"]

@@ -3,3 +3,4 @@ from tft_allennlp.commands.configs import Configs
 from tft_allennlp.commands.export import Export
 from tft_allennlp.commands.glue_submission import GlueSubmission
 from tft_allennlp.commands.show import Show
+from tft_allennlp.commands.tune import Tune

@@ -80,6 +80,15 @@ class GlueTsvReader(DatasetReader):
         has fewer.
     seed : `int`, optional (default = `13370`)
         Seed of the `train_size` sample; the same seed always selects the same rows.
+    held_out_fraction : `float`, optional (default = `0.0`)
+        If more than 0, this fraction of the rows read (after the `train_size` sample), chosen
+        with `seed`, is held out of training: for a validation split carved from the training
+        data, which `allennlp tft-tune` tunes on instead of the dev set it reports. The reader
+        reads the rest, or with `held_out: true` the held-out rows only: a training and a
+        validation reader with the same `train_size`, `seed` and `held_out_fraction` read the
+        two parts of the same rows.
+    held_out : `bool`, optional (default = `False`)
+        Read the held-out rows (see `held_out_fraction`) instead of the others.
     lenient : `bool`, optional (default = `False`)
         By default a malformed row (wrong number of fields, empty text, unknown label, a score
         that is not a number in the task's `score_range`, invalid UTF-8, invalid JSON) stops
@@ -100,6 +109,8 @@ class GlueTsvReader(DatasetReader):
         seed: int = 13370,
         lenient: bool = False,
         pair_encoding: str = "cross",
+        held_out_fraction: float = 0.0,
+        held_out: bool = False,
         **kwargs,
     ) -> None:
         super().__init__(
@@ -121,6 +132,14 @@ class GlueTsvReader(DatasetReader):
         if train_size is not None and train_size <= 0:
             raise ConfigurationError(f"train_size must be positive, got {train_size}.")
         self._train_size = train_size
+        if not 0.0 <= held_out_fraction < 1.0:
+            raise ConfigurationError(
+                f"held_out_fraction must be at least 0 and less than 1, not {held_out_fraction}."
+            )
+        if held_out and not held_out_fraction:
+            raise ConfigurationError("held_out: true reads nothing without a held_out_fraction.")
+        self._held_out_fraction = held_out_fraction
+        self._held_out = held_out
         self._seed = seed
         self._lenient = lenient
         self._num_truncated = 0
@@ -135,6 +154,8 @@ class GlueTsvReader(DatasetReader):
         rows: Iterator[GlueRow] = problems.counted(glue_rows(file_path, self._task, problems))
         if self._train_size is not None:
             rows = self._subsample(file_path, rows)
+        if self._held_out_fraction:
+            rows = self._carve(file_path, rows)
         self._num_truncated = 0
         num_read = 0
         for row in self.shard_iterable(rows):
@@ -170,6 +191,9 @@ class GlueTsvReader(DatasetReader):
         total = self._count_rows(file_path)
         if self._train_size is not None:
             total = min(total, self._train_size)
+        if self._held_out_fraction:
+            held_out = self._num_held_out(total)
+            total = held_out if self._held_out else total - held_out
         return [len(range(rank, total, world_size)) for rank in range(world_size)]
 
     def _count_rows(self, file_path: str) -> int:
@@ -194,6 +218,32 @@ class GlueTsvReader(DatasetReader):
         chosen = set(random.Random(self._seed).sample(range(num_rows), self._train_size))
         for position, row in enumerate(rows):
             if position in chosen:
+                yield row
+
+    def _num_held_out(self, num_rows: int) -> int:
+        """How many of `num_rows` rows are held out: at least one, and one left to train on."""
+        if num_rows < 2:
+            raise ConfigurationError(
+                f"held_out_fraction needs at least 2 rows to split, not {num_rows}."
+            )
+        return min(max(1, round(self._held_out_fraction * num_rows)), num_rows - 1)
+
+    def _carve(self, path: str, rows: Iterator[GlueRow]) -> Iterator[GlueRow]:
+        """
+        The rows of `rows` left after holding out `held_out_fraction` of them, chosen with
+        `seed`; with `held_out`, the held-out ones.
+        """
+        num_rows = self._count_rows(path)
+        if self._train_size is not None:
+            num_rows = min(num_rows, self._train_size)
+        # Another stream of the seed than the `train_size` sample's.
+        chosen = set(
+            random.Random(f"held out {self._seed}").sample(
+                range(num_rows), self._num_held_out(num_rows)
+            )
+        )
+        for position, row in enumerate(rows):
+            if (position in chosen) == self._held_out:
                 yield row
 
     def text_to_instance(  # type: ignore

@@ -1,5 +1,6 @@
 from tft_allennlp.training.callbacks.compile_encoders import CompileEncoders
 from tft_allennlp.training.callbacks.mlflow import MlflowCallback
+from tft_allennlp.training.callbacks.optuna_pruning import OptunaPruning
 from tft_allennlp.training.callbacks.parameter_counts import ParameterCounts
 from tft_allennlp.training.callbacks.recover_finished_run import RecoverFinishedRun
 from tft_allennlp.training.callbacks.rng_checkpoint import RngCheckpoint
