@@ -10,6 +10,7 @@ import json
 import os
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
 
+from tft_allennlp.common.glue_tasks import get_glue_task
 from tft_experiments.runs import (
     GlueRun,
     InjectionRun,
@@ -28,8 +29,12 @@ from tft_experiments.variants import VARIANTS, Variant
 # The recipe label of the runs that use the sweep's choice.
 TUNED = "tuned"
 
-TunedKey = Tuple[str, str, Optional[int]]
-"""(base, task, train_size): what a tuned recipe is chosen for."""
+TunedKey = Tuple[str, str, str, str, Optional[int]]
+"""
+(base, variant, strategy, task, train_size): what a tuned recipe is chosen for; the variant and
+strategy are "none" and `cross` for every run of a base unless the spec sweeps each variant
+(`sweep_variants`).
+"""
 
 
 def sweep_point_name(point: Dict[str, Any]) -> str:
@@ -68,6 +73,8 @@ class RunExpansion:
     recipes: Dict[str, Dict[str, Any]]
     sweep: Dict[str, List[Any]]
     sweep_seeds: Optional[List[int]]
+    sweep_variants: bool
+    sweep_held_out_fraction: Optional[float]
     run_fixed_recipes: bool
     glue_overrides: Dict[str, Any]
     paraphrase_corpus: Optional[str]
@@ -153,24 +160,43 @@ class RunExpansion:
         return {**self.recipes, **self.sweep_points()}
 
     def sweep_runs(self) -> Iterator[GlueRun]:
-        """The base models without injection under every candidate recipe (none without a sweep)."""
+        """
+        The runs that choose the tuned recipes, each candidate recipe for `sweep_seeds`: of the
+        base models without injection, or with `sweep_variants` of every variant and strategy
+        (none without a sweep). With `sweep_held_out_fraction` they validate on a part carved
+        out of their training data, in `sweep/`.
+        """
         if not self.sweep:
             return
         grid = itertools.product(
             self._sweep_seeds(), self.tasks, self.train_sizes, self.base_models, self.candidates()
         )
         for seed, task, size, base, candidate in grid:
-            yield self._run(base, Variant("none"), candidate, candidate, task, size, seed, CROSS)
+            swept = self._variants(base) if self.sweep_variants else [Variant("none")]
+            strategies = self.strategies if self.sweep_variants else [CROSS]
+            for variant, name in itertools.product(swept, strategies):
+                if strategy_named(name).applies_to(task):
+                    yield self._run(
+                        base, variant, candidate, candidate, task, size, seed, name, sweep=True
+                    )
+
+    def tuned_key(self, base: str, variant: str, strategy: str, task: str, size: Any) -> TunedKey:
+        """The key of the tuned recipe that a run of these coordinates takes."""
+        if not self.sweep_variants:
+            variant, strategy = "none", CROSS
+        return (base, variant, strategy, task, size)
 
     def tuned_keys(self) -> List[TunedKey]:
-        """The (base, task, train_size) that each get a tuned recipe from the sweep."""
-        if not self.sweep:
-            return []
-        return list(itertools.product(self.base_models, self.tasks, self.train_sizes))
+        """The keys that each get a tuned recipe from the sweep, in the sweep's order."""
+        keys = (self._key_of(run) for run in self.sweep_runs())
+        return list(dict.fromkeys(keys))
+
+    def _key_of(self, run: GlueRun) -> TunedKey:
+        return self.tuned_key(run.base, run.variant, run.strategy, run.task, run.train_size)
 
     def sweep_runs_of(self, key: TunedKey) -> List[GlueRun]:
-        """The sweep runs that choose the tuned recipe of (base, task, train_size)."""
-        return [run for run in self.sweep_runs() if (run.base, run.task, run.train_size) == key]
+        """The sweep runs that choose the tuned recipe of `key`."""
+        return [run for run in self.sweep_runs() if self._key_of(run) == key]
 
     # The reported grid.
 
@@ -189,11 +215,12 @@ class RunExpansion:
             recipes, self.seeds, self.tasks, self.train_sizes, self.base_models
         )
         for recipe, seed, task, size, base in grid:
-            candidate = choices.get((base, task, size)) if recipe == TUNED else recipe
-            if candidate is None:
-                continue
             for variant, name in itertools.product(self._variants(base), self.strategies):
-                if strategy_named(name).applies_to(task):
+                if not strategy_named(name).applies_to(task):
+                    continue
+                key = self.tuned_key(base, variant.label, name, task, size)
+                candidate = choices.get(key) if recipe == TUNED else recipe
+                if candidate is not None:
                     yield self._run(base, variant, recipe, candidate, task, size, seed, name)
 
     def _run(
@@ -206,14 +233,17 @@ class RunExpansion:
         size: Optional[int],
         seed: int,
         strategy_name: str,
+        sweep: bool = False,
     ) -> GlueRun:
         """
         Directories: `glue/<base>/<variant>/<candidate>/<task>/n<size>/seed<k>` for `cross`
         (as before strategies existed); other strategies add a level after the candidate,
         `.../<candidate>/<strategy>/<task>/...`, where a multitask run's task is its tasks
         joined by "+" (`sst2+mrpc+stsb`). A generated config goes to
-        `configs/<strategy>_<task>.jsonnet`.
+        `configs/<strategy>_<task>.jsonnet`. A `sweep` run validating on a held-out part of the
+        training data (`sweep_held_out_fraction`) goes to `sweep/` instead of `glue/`.
         """
+        held_out = self.sweep_held_out_fraction if sweep else None
         strategy = strategy_named(strategy_name)
         tasks = tuple(self.tasks) if strategy.trains_all_tasks else (task,)
         name = "+".join(tasks)
@@ -221,7 +251,7 @@ class RunExpansion:
         size_level, seed_level = f"n{size_name(size)}", f"seed{seed}"
         directory = os.path.join(
             self.output_dir,
-            "glue",
+            "glue" if held_out is None else "sweep",
             base,
             variant.label,
             candidate,
@@ -246,6 +276,8 @@ class RunExpansion:
         injection = self._injection(base, variant)
         model = self.base_models[base] if injection is None else injection.encoder
         overrides = self._overrides(strategy_name, candidate, size, seed, tasks)
+        if held_out is not None:
+            overrides.update(self._held_out_overrides(task, size, seed, held_out))
         return GlueRun(
             base,
             variant.label,
@@ -265,6 +297,32 @@ class RunExpansion:
             self.glue_dir,
             json.dumps(overrides),
         )
+
+    def _held_out_overrides(
+        self, task: str, size: Optional[int], seed: int, fraction: float
+    ) -> Dict[str, Any]:
+        """
+        Validation on `fraction` of the training data, carved out of what the run trains on:
+        the validation reader reads the training file with the training reader's sample and
+        keeps the part that the training reader leaves out (the `tft_glue` reader's
+        `held_out_fraction`).
+        """
+        return {
+            "dataset_reader.held_out_fraction": fraction,
+            "validation_dataset_reader.held_out_fraction": fraction,
+            "validation_dataset_reader.held_out": True,
+            "validation_dataset_reader.train_size": size,
+            "validation_dataset_reader.seed": seed,
+            "validation_data_path": self._train_path(task),
+        }
+
+    def _train_path(self, task: str) -> str:
+        """The training file of `task`, as its config names it."""
+        if task in self.custom_tasks:
+            return self.custom_tasks[task]["train_data_path"]
+        if self.glue_dir.startswith("hf:"):
+            return f"{self.glue_dir}:{task}:train"
+        return f"{self.glue_dir}/{get_glue_task(task).directory}/train.tsv"
 
     def _overrides(
         self,

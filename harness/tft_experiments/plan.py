@@ -14,14 +14,16 @@ from tft_experiments.outcomes import is_finished, read_fingerprint, tuned_choice
 from tft_experiments.reuse import may_be_taken
 from tft_experiments.runs import InjectionRun, Run, size_name
 from tft_experiments.spec import ExperimentSpec
+from tft_experiments.strategies.cross import CROSS
 
 
 class TunedPlaceholder:
     """Stands for the tuned runs of one (base, task, size) until their sweep has finished."""
 
     def __init__(self, key: TunedKey, sweep_directory: str) -> None:
-        base, task, size = key
-        self.directory = f"tuned:{base}/{task}/n{size_name(size)}"
+        base, variant, strategy, task, size = key
+        own = f"{variant}/{strategy}/" if (variant, strategy) != ("none", CROSS) else ""
+        self.directory = f"tuned:{base}/{own}{task}/n{size_name(size)}"
         self.sweep_directory = sweep_directory
 
 
@@ -39,9 +41,14 @@ def grid_plan(spec: ExperimentSpec) -> Tuple[List[Step], Set[str]]:
     """
     injections = list(spec.injection_runs())
     steps: List[Step] = [(injection, None) for injection in injections]
-    steps += [(sweep_run, None) for sweep_run in spec.sweep_runs()]
+    # A sweep run of an injected variant (`sweep_variants`) waits for its injection.
+    steps += [(run, _blocker(spec, run)) for run in spec.sweep_runs()]
     choices, waiting, needed = _tuned_steps(spec, injections)
     steps += waiting
+    for glue_run in spec.sweep_runs():
+        injection = spec.injection_of(glue_run)
+        if injection is not None and not is_finished(glue_run):
+            needed.add(injection.directory)
     for glue_run in spec.glue_runs(choices):
         injection = spec.injection_of(glue_run)
         blocker = None
@@ -58,6 +65,14 @@ def grid_plan(spec: ExperimentSpec) -> Tuple[List[Step], Set[str]]:
     for step in steps:
         once.setdefault(step[0].directory, step)
     return list(once.values()), unneeded
+
+
+def _blocker(spec: ExperimentSpec, run: Run) -> Optional[Run]:
+    """The unfinished injection a sweep run fine-tunes, if any."""
+    injection = spec.injection_of(run) if not isinstance(run, InjectionRun) else None
+    if injection is None or is_finished(run) or is_finished(injection):
+        return None
+    return injection
 
 
 def _tuned_steps(

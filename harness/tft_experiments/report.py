@@ -8,7 +8,7 @@ training size.
 import csv
 import os
 import statistics
-from typing import Any, Dict, List, Mapping, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from tft_allennlp.common.glue_tasks import GLUE_TASKS
 from tft_allennlp.common.sentence_tasks import SentenceTask
@@ -65,13 +65,18 @@ def _size_order(size: str) -> float:
 
 
 def markdown_table(
-    rows: List[Dict[str, Any]], tasks: Mapping[str, SentenceTask] = GLUE_TASKS
+    rows: List[Dict[str, Any]],
+    tasks: Mapping[str, SentenceTask] = GLUE_TASKS,
+    tuning: str = "the sweep on the base model",
+    per_variant: bool = False,
 ) -> str:
     """
     One table per base model and recipe: a row per training size, strategy and variant (the
     strategy column only where a strategy other than `cross` ran), a column per task metric;
     cells are `mean +- std (gain)` over seeds, the gain being over variant "none" of the same
     strategy. Every strategy ran on the same seeds and subsamples, so rows compare directly.
+    The recipes a tuned recipe stands for are listed, said to be chosen by `tuning`, each
+    variant's and strategy's own with `per_variant`.
     """
     rows = _with_strategy(rows)
     groups = summarize(rows, tasks)
@@ -157,14 +162,13 @@ def markdown_table(
                 + "; best of each size in bold.",
             ]
             chosen = {
-                f"{row['task'].upper()} n={row['train_size']}: `{row['candidate']}`": None
+                (f"{_runs_label(row, with_strategy)} " if per_variant else "")
+                + f"{row['task'].upper()} n={row['train_size']}: `{row['candidate']}`": None
                 for row in rows
                 if (row["base"], row["recipe"]) == (base, recipe) and row["candidate"] != recipe
             }
             if chosen:
-                lines.append(
-                    "Recipe chosen by the sweep on the base model: " + "; ".join(chosen) + "."
-                )
+                lines.append(f"Recipe chosen by {tuning}: " + "; ".join(chosen) + ".")
             sections.append("\n".join(lines))
     return "\n\n".join(sections) + "\n"
 
@@ -173,28 +177,40 @@ def sweep_table(
     rows: List[Dict[str, Any]],
     selection: Dict[str, str],
     tasks: Mapping[str, SentenceTask] = GLUE_TASKS,
+    held_out: Optional[float] = None,
 ) -> str:
     """
-    The recipe sweep: a row per candidate recipe, a column per base, task and training size;
-    cells are the mean dev score that picks the tuned recipe (`selection`: task -> metric), the
-    chosen candidate in bold.
+    The recipe sweep: a row per candidate recipe, a column per base, task and training size
+    (and variant and strategy, where the sweep ran several); cells are the mean score that
+    picks the tuned recipe (`selection`: task -> metric), on the dev set or, with `held_out`,
+    on that fraction of the training data held out of training; the chosen candidate in bold.
     """
-    columns = list(dict.fromkeys((row["base"], row["task"], row["train_size"]) for row in rows))
+    per_variant = len({(row["variant"], row.get("strategy", CROSS)) for row in rows}) > 1
+    with_strategy = len({row.get("strategy", CROSS) for row in rows}) > 1
+    columns = list(
+        dict.fromkeys(
+            (row["base"], _runs_label(row, with_strategy), row["task"], row["train_size"])
+            for row in rows
+        )
+    )
     candidates = list(dict.fromkeys(row["candidate"] for row in rows))
     scores: Dict[Tuple, List[float]] = {}
     for row in rows:
-        key = (row["candidate"], row["base"], row["task"], row["train_size"])
-        scores.setdefault(key, []).append(100 * row[selection[row["task"]]])
+        column = (row["base"], _runs_label(row, with_strategy), row["task"], row["train_size"])
+        scores.setdefault((row["candidate"], *column), []).append(100 * row[selection[row["task"]]])
     header = (
         "| recipe | "
         + " | ".join(
-            f"{base} {task.upper()} n={size} {tasks[task].metric_name(selection[task])}"
-            for base, task, size in columns
+            f"{base}{' ' + label if per_variant else ''} {task.upper()} n={size} "
+            f"{tasks[task].metric_name(selection[task])}"
+            for base, label, task, size in columns
         )
         + " |"
     )
     lines = [
-        "### Recipe sweep (base models without injection)",
+        "### Recipe sweep ("
+        + ("each variant on its own" if per_variant else "base models without injection")
+        + ")",
         "",
         header,
         "|" + "---|" * (len(columns) + 1),
@@ -219,12 +235,22 @@ def sweep_table(
             )
         lines.append(f"| `{candidate}` | " + " | ".join(cells) + " |")
     seeds = sorted({row["seed"] for row in rows})
+    scored_on = (
+        "Dev score (%)"
+        if held_out is None
+        else f"Score (%) on {held_out:g} of the training data, held out of training,"
+    )
     lines += [
         "",
-        f"Dev score (%) that selects the recipe, mean over seeds {seeds}; "
-        "the tuned recipe in bold.",
+        f"{scored_on} that selects the recipe, mean over seeds {seeds}; the tuned recipe in bold.",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _runs_label(row: Dict[str, Any], with_strategy: bool) -> str:
+    """The variant of a row, and its strategy where several ran."""
+    strategy = row.get("strategy", CROSS)
+    return f"{row['variant']}/{strategy}" if with_strategy else row["variant"]
 
 
 def plot(

@@ -131,14 +131,15 @@ def grid_of(run: Run) -> Tuple[str, str]:
     """
     The output directory of the grid that holds `run` and the run's directory relative to it
     (with "/"), from the layout `ExperimentSpec` gives runs: `injection/<base>/<variant>` and
-    `glue/<base>/<variant>/<candidate>/...` (the last such place in its path).
+    `glue/<base>/<variant>/<candidate>/...` (or `sweep/...`, a sweep run validating on held-out
+    training data; the last such place in its path).
     """
     if isinstance(run, InjectionRun):
-        head = ["injection", run.base, run.variant]
+        heads = [["injection", run.base, run.variant]]
     else:
-        head = ["glue", run.base, run.variant, run.candidate]
+        heads = [[kind, run.base, run.variant, run.candidate] for kind in ("glue", "sweep")]
     parts = os.path.normpath(run.directory).split(os.sep)
-    for start in range(len(parts) - len(head), -1, -1):
-        if parts[start : start + len(head)] == head:
+    for start in range(len(parts) - len(heads[0]), -1, -1):
+        if any(parts[start : start + len(head)] == head for head in heads):
             return os.sep.join(parts[:start]) or ".", "/".join(parts[start:])
-    raise ValueError(f"{run.directory}: not the directory of a {head[0]} run of a grid")
+    raise ValueError(f"{run.directory}: not the directory of a {heads[0][0]} run of a grid")

@@ -98,6 +98,16 @@ class ExperimentSpec(RunExpansion):
         task's `combined_score`, or its only metric) becomes recipe "tuned" for that base, task
         and training size, and all variants then run with it. Empty: no tuned recipe.
     sweep_seeds : `List[int]`, optional (default = the first of `seeds`)
+    sweep_variants : `bool`, optional (default = `False`)
+        True: every variant and strategy of a base is swept on its own, and runs with its own
+        choice, instead of taking the choice of the base's cross-encoder without injection: the
+        baseline and each injected encoder are tuned alike.
+    sweep_held_out_fraction : `float`, optional (default = `None`)
+        If given, the sweep's runs validate on this fraction of the training data (after the
+        run's `train_size` sample, chosen with its seed), carved out of what they train on,
+        instead of the dev set: the recipe is chosen without reading the dev set that the grid
+        reports. They run in `sweep/` beside `glue/`. Not with strategies that train several
+        tasks at once.
     run_fixed_recipes : `bool`, optional (default = `True`)
         False: the grid runs the tuned recipe alone, and `recipes` are only candidates of the
         sweep (which must then be given). A grid of many strategies or variants so halves its
@@ -174,6 +184,8 @@ class ExperimentSpec(RunExpansion):
     recipes: Dict[str, Dict[str, Any]] = field(default_factory=lambda: {"paper": {}})
     sweep: Dict[str, List[Any]] = field(default_factory=dict)
     sweep_seeds: Optional[List[int]] = None
+    sweep_variants: bool = False
+    sweep_held_out_fraction: Optional[float] = None
     run_fixed_recipes: bool = True
     glue_overrides: Dict[str, Any] = field(default_factory=dict)
     paraphrase_corpus: Optional[str] = None
@@ -320,6 +332,22 @@ class ExperimentSpec(RunExpansion):
         clashes = set(self.recipes) & ({TUNED} | set(self.sweep_points()))
         if clashes:
             raise ConfigurationError(f"Recipe names {sorted(clashes)} are taken by the sweep.")
+        held_out = self.sweep_held_out_fraction
+        if (self.sweep_variants or held_out is not None) and not self.sweep:
+            raise ConfigurationError(
+                "sweep_variants and sweep_held_out_fraction need a sweep to act on."
+            )
+        if held_out is not None:
+            if not isinstance(held_out, (int, float)) or not 0 < held_out < 1:
+                raise ConfigurationError(
+                    f"'sweep_held_out_fraction' must be between 0 and 1, not {held_out!r}."
+                )
+            several = [name for name in self.strategies if strategy_named(name).trains_all_tasks]
+            if several:
+                raise ConfigurationError(
+                    f"sweep_held_out_fraction carves one task's training data; strategy "
+                    f"{several[0]} trains several tasks at once."
+                )
 
     @classmethod
     def from_file(cls, path: str, output_dir: Optional[str] = None) -> "ExperimentSpec":

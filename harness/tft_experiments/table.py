@@ -195,7 +195,7 @@ def unrecorded_directories(grid: str) -> List[str]:
     """The run directories of `grid` with a `metrics.json` and no line in its table, sorted."""
     recorded = read_table(grid)
     found = []
-    for kind in ("glue", "injection"):
+    for kind in ("glue", "sweep", "injection"):
         for root, directories, files in os.walk(os.path.join(grid, kind)):
             directories[:] = [name for name in directories if name != "encoder"]
             if "metrics.json" in files:

@@ -1556,6 +1556,73 @@ def test_each_injection_seed_is_injected_with_its_seed(tmp_path, tiny_bert):
     assert [row["variant"] for row in collect_results(spec)] == ["tft", "tft_iseed2"]
 
 
+def test_each_variant_is_tuned_on_training_data_held_out_before_its_seeds_run(tmp_path, tiny_bert):
+    # The baseline and the injected encoder each sweep the learning rate, validating on a
+    # quarter of their training sample held out of training; each then runs with its choice.
+    spec = ExperimentSpec(
+        output_dir=str(tmp_path / "out"),
+        base_models={"tiny": tiny_bert},
+        tasks=["mrpc"],
+        glue_dir=str(FIXTURES_ROOT / "glue"),
+        variants=["none", "tft"],
+        train_sizes=[8],
+        recipes={"lr0.01": {"trainer.optimizer.lr": 1e-2}},
+        sweep={"trainer.optimizer.lr": [1e-4]},
+        run_fixed_recipes=False,
+        sweep_variants=True,
+        sweep_held_out_fraction=0.25,
+        glue_overrides={"trainer.num_epochs": 1, "data_loader.batch_size": 4},
+        paraphrase_corpus=str(FIXTURES_ROOT / "paraphrase/aligned.jsonl"),
+        injection_overrides={
+            "trainer.num_epochs": 1,
+            "dataset_reader.validation_fraction": 0.25,
+            "validation_dataset_reader.validation_fraction": 0.25,
+        },
+        keep_weights=False,
+    )
+    with forked_experiment_runs():
+        statuses = run_experiment(spec)
+    assert sorted(statuses.values()) == ["done"] * 7  # an injection, 4 sweep runs, 2 tuned
+    train = str(FIXTURES_ROOT / "glue/MRPC/train.tsv")
+    chosen = {}
+    for variant in ("none", "tft"):
+        scores = {}
+        for candidate in ("lr0.01", "lr0.0001"):
+            directory = tmp_path / f"out/sweep/tiny/{variant}/{candidate}/mrpc/n8/seed1"
+            config = json.loads((directory / "config.json").read_text())
+            assert config["validation_data_path"] == config["train_data_path"] == train
+            assert config["dataset_reader"]["held_out_fraction"] == 0.25
+            validation = config["validation_dataset_reader"]
+            assert (validation["held_out"], validation["train_size"], validation["seed"]) == (
+                True,
+                8,
+                1,
+            )
+            metrics = json.loads((directory / "metrics.json").read_text())
+            scores[candidate] = metrics["validation_combined_score"]
+        # The best (the first on a tie) on the held-out part.
+        chosen[variant] = max(scores, key=lambda candidate: scores[candidate])
+        reported = tmp_path / f"out/glue/tiny/{variant}/{chosen[variant]}/mrpc/n8/seed1"
+        config = json.loads((reported / "config.json").read_text())
+        assert config["validation_data_path"].endswith("MRPC/dev.tsv")
+        assert "held_out_fraction" not in config["dataset_reader"]
+    assert tuned_choices(spec) == {
+        ("tiny", variant, "cross", "mrpc", 8): choice for variant, choice in chosen.items()
+    }
+    write_outputs(spec)
+    report = (tmp_path / "out/results.md").read_text()
+    assert (
+        "Recipe chosen by each variant's own sweep, on 0.25 of the training data held out: "
+        f"none MRPC n=8: `{chosen['none']}`; tft MRPC n=8: `{chosen['tft']}`."
+    ) in report
+    assert "### Recipe sweep (each variant on its own)" in report
+    assert "Score (%) on 0.25 of the training data, held out of training, that selects" in report
+    with pytest.raises(ConfigurationError, match="need a sweep to act on"):
+        ExperimentSpec(**{**spec.__dict__, "sweep": {}, "run_fixed_recipes": True})
+    with pytest.raises(ConfigurationError, match="between 0 and 1, not 1.5"):
+        ExperimentSpec(**{**spec.__dict__, "sweep_held_out_fraction": 1.5})
+
+
 def test_a_base_may_run_its_own_variants():
     spec = tiny_strategy_spec(
         "out",

@@ -212,6 +212,14 @@ def _run_holding(args: argparse.Namespace, spec: ExperimentSpec, grid: FolderLoc
         sys.exit(1)
 
 
+def _tuning(spec: ExperimentSpec) -> str:
+    """How the report says the tuned recipes were chosen."""
+    whose = "each variant's own sweep" if spec.sweep_variants else "the sweep on the base model"
+    if spec.sweep_held_out_fraction is None:
+        return whose + (", on the dev set" if spec.sweep_variants else "")
+    return f"{whose}, on {spec.sweep_held_out_fraction:g} of the training data held out"
+
+
 def _tracking(args: argparse.Namespace) -> Optional[GridTracking]:
     """Where `--mlflow` logs the runs, if given."""
     if args.mlflow is None:
@@ -283,7 +291,7 @@ def write_outputs(spec: ExperimentSpec) -> Tuple[List[str], int]:
         drafts = [os.path.join(scratch, os.path.basename(path)) for path in paths]
         write_csv(rows, drafts[0], tasks)
         with open(drafts[1], "w") as handle:
-            handle.write(markdown_table(rows, tasks))
+            handle.write(markdown_table(rows, tasks, _tuning(spec), spec.sweep_variants))
             for factor, reference, title, base in comparisons:
                 table = paired_table(
                     rows, factor, reference, title=title, reference_base=base, tasks=tasks
@@ -293,7 +301,8 @@ def write_outputs(spec: ExperimentSpec) -> Tuple[List[str], int]:
             sweep_rows = collect_results(spec, list(spec.sweep_runs()))
             if sweep_rows:
                 selection = {task: spec.selection_metric(task) for task in spec.tasks}
-                handle.write("\n" + sweep_table(sweep_rows, selection, tasks))
+                held_out = spec.sweep_held_out_fraction
+                handle.write("\n" + sweep_table(sweep_rows, selection, tasks, held_out))
         plot(rows, drafts[2], tasks)
         comparing = [(f, r, base) for f, r, _, base in comparisons]
         write_paired_csv(rows, comparing, drafts[3], tasks)
