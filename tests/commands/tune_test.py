@@ -69,6 +69,15 @@ def test_trials_validate_on_a_part_carved_from_the_training_data(tmp_path, tiny_
     assert written["command"] == command
     # (After a training in the forked command, its log handler writes to stdout.)
     lines = result.stderr.splitlines() + result.stdout.splitlines()
+    # A line per trial, its values, then its score; the trainings' tables stay in their logs.
+    for trial in trials:
+        values = f"Trial {trial.number}: trainer.optimizer.lr "
+        assert sum(line.startswith(values) for line in lines) == 1
+        score = f"Trial {trial.number}: combined_score {trial.value:.4f} ({directory}/trials/"
+        assert sum(line.startswith(score) for line in lines) == 1
+    assert not any(line.startswith(("Metrics:", "Epoch ", "Parameters:")) for line in lines)
+    assert "Training |" not in result.stdout + result.stderr
+    assert "Epoch 0" in (directory / "trials/0/out.log").read_text()
     last = lines.index(f"Train it on the whole training data: {command}")
     assert lines[last - 1].startswith(
         f"Best of 3 trials (0 pruned): trial {best.number}, combined_score"

@@ -29,6 +29,7 @@ from allennlp.common.checks import ConfigurationError
 
 from tft_allennlp.commands.arguments import positive_int
 from tft_allennlp.common.atomic_files import write_json_atomically
+from tft_allennlp.common.console import commands_only
 from tft_allennlp.training.tuning import (
     DIRECTORY,
     RESUMES,
@@ -144,11 +145,13 @@ def tune(args: argparse.Namespace) -> Dict[str, Any]:
 
     finished = (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED)
     if len(study.get_trials(deepcopy=False, states=finished)) < args.trials:
-        study.optimize(
-            objective,
-            callbacks=[optuna.study.MaxTrialsCallback(args.trials, states=finished)],
-            catch=(),
-        )
+        # A line per trial and its progress bars; each training's full output is in its log.
+        with commands_only():
+            study.optimize(
+                objective,
+                callbacks=[optuna.study.MaxTrialsCallback(args.trials, states=finished)],
+                catch=(),
+            )
     return _report_best(study, args, metric, directory)
 
 
@@ -187,7 +190,7 @@ def _train_trial(
     with open(os.path.join(serialization_dir, "metrics.json")) as stream:
         metrics = json.load(stream)
     value = float(metrics[f"best_validation_{metric}"])
-    logger.info("Trial %d: %s %.4f", trial.number, metric, value)
+    logger.info("Trial %d: %s %.4f (%s)", trial.number, metric, value, serialization_dir)
     return value
 
 

@@ -24,6 +24,7 @@ too. The plugin's commands end the same way (`stopped`). Any other error is a bu
 traceback.
 """
 
+import contextlib
 import errno
 import logging
 import os
@@ -32,7 +33,7 @@ import sys
 import tempfile
 import traceback
 from types import TracebackType
-from typing import List, Optional, Tuple, Type
+from typing import Iterator, List, Optional, Tuple, Type
 
 from tft_allennlp.common.config_defaults import CONFIG_DEFAULTS
 
@@ -84,6 +85,25 @@ def in_allennlp_command() -> bool:
     )
 
 
+# While set (`commands_only`): the terminal shows the results of the plugin's commands only, not
+# those of the trainings they run (each epoch's table, the metrics, the parameter counts).
+_commands_only = False
+
+
+@contextlib.contextmanager
+def commands_only() -> Iterator[None]:
+    """
+    While open, the terminal shows no result of a training but the command's own lines (and
+    every warning): for a command that trains many times, such as `tft-tune`'s trials.
+    """
+    global _commands_only
+    before, _commands_only = _commands_only, True
+    try:
+        yield
+    finally:
+        _commands_only = before
+
+
 class QuietFilter(logging.Filter):
     """Lets warnings (but AllenNLP's unactionable ones) and results through, nothing else."""
 
@@ -93,6 +113,8 @@ class QuietFilter(logging.Filter):
             return not any(text in message for text in _IGNORED_WARNINGS)
         if record.levelno < logging.INFO or message.startswith(_PROGRESS_PREFIXES):
             return False
+        if _commands_only:
+            return record.name.startswith("tft_allennlp.commands")
         return record.name.startswith(_RESULT_LOGGERS) or message.startswith(_RESULT_PREFIXES)
 
 
