@@ -34,7 +34,8 @@ def documented_overrides():
         name = document.relative_to(PROJECT_ROOT).as_posix()
         for number, line in enumerate(document_lines(document), start=1):
             for override in OVERRIDE.findall(line):
-                configs = CONFIG.findall(line) if "allennlp train" in line else []
+                command = "allennlp train" in line or "allennlp tft-tune" in line
+                configs = CONFIG.findall(line) if command else []
                 override = override.replace(": N}", ": 10}")
                 found.append((f"{name} line {number}", override, configs or BOTH_FAMILIES))
     return found
@@ -59,6 +60,8 @@ def test_every_override_shown_is_tested():
         assert tested == shown, f"{name}: {shown} -o shown, {tested} parsed and tested"
     assert {override for _, override, _ in found} == {
         '{"dataset_reader.train_size": 1000, "random_seed": 1, "numpy_seed": 1, "pytorch_seed": 1}',
+        '{"dataset_reader.train_size": 1000}',
+        '{"dataset_reader.train_size": 1000, "trainer.optimizer.lr": 4.2e-05}',
         '{"train_data_path": "glue_hf/rte/train", '
         '"validation_data_path": "glue_hf/rte/validation"}',
         '{"data_loader.max_instances_in_memory": 50000}',
