@@ -99,6 +99,7 @@ def test_a_killed_study_goes_on_from_its_storage_and_the_trials_checkpoint(tmp_p
     config.write_text(f"(import '{MRPC}') + {{trainer+: {{callbacks+: [{json.dumps(kill)}]}}}}")
     directory = tmp_path / "tune"
     command = ["tft-tune", str(config), "-s", str(directory), "--trials", "2", "-o", overrides]
+    command += ["--seed", "0"]
     (killed,) = forked_allennlp(command)
     assert killed.returncode == -9
     (first,) = trials_of(directory)
@@ -118,6 +119,8 @@ def test_a_killed_study_goes_on_from_its_storage_and_the_trials_checkpoint(tmp_p
     assert "Resuming" in log or "Recovering" in log
     assert (directory / "trials/0/metrics.json").exists()
     assert trials[2].user_attrs[DIRECTORY] == str(directory / "trials/2")
+    # The sampler went on past the study's trials: the same --seed drew a new value.
+    assert trials[2].params != trials[0].params
 
 
 def test_two_processes_share_one_study_through_a_journal_file(tmp_path, tiny_bert):

@@ -90,8 +90,8 @@ class Tune(Subcommand):
         subparser.add_argument(
             "--seed",
             type=int,
-            help="seed of the sampler (the same seed and storage sample the same values; give "
-            "each process sharing a study its own)",
+            help="seed of the sampler, added to the number of trials the study holds (the same "
+            "seed and study draw the same values; give each process sharing a study its own)",
         )
         subparser.set_defaults(func=_tune_from_args)
         return subparser
@@ -121,8 +121,13 @@ def tune(args: argparse.Namespace) -> Dict[str, Any]:
         study_name=args.study_name,
         direction=direction,  # type: ignore[arg-type]
         load_if_exists=True,
-        sampler=optuna.samplers.TPESampler(seed=args.seed),
         pruner=optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=0),
+    )
+    # Seeded past the trials the study holds: a study gone on with the same --seed draws new
+    # values, not those of its first trials again.
+    offset = len(study.get_trials(deepcopy=False))
+    study.sampler = optuna.samplers.TPESampler(
+        seed=None if args.seed is None else args.seed + offset
     )
     if study.direction.name.lower() != direction:
         raise ConfigurationError(
