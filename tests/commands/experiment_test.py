@@ -397,15 +397,15 @@ def test_tuned_candidate_is_the_best_mean_over_sweep_seeds(tmp_path):
         finish("rte", candidate, 1, scores[0])
         if candidate != "lr0.0002":
             finish("rte", candidate, 2, scores[1])
-    assert tuned_choice(spec, ("b", "rte", None)) is None
+    assert tuned_choice(spec, ("b", "none", "cross", "rte", None)) is None
     assert not [run for run in spec.glue_runs(tuned_choices(spec)) if run.recipe == "tuned"]
     finish("rte", "lr0.0002", 2, 0.75)
-    assert tuned_choice(spec, ("b", "rte", None)) == "lr0.0001"
+    assert tuned_choice(spec, ("b", "none", "cross", "rte", None)) == "lr0.0001"
     # STS-B: a run that predicted a constant has a NaN correlation and ranks last.
     for candidate, score in {"paper": 0.2, "lr0.0001": float("nan"), "lr0.0002": 0.1}.items():
         finish("stsb", candidate, 1, score)
         finish("stsb", candidate, 2, score)
-    assert tuned_choice(spec, ("b", "stsb", None)) == "paper"
+    assert tuned_choice(spec, ("b", "none", "cross", "stsb", None)) == "paper"
     assert set(tuned_choices(spec)) == set(spec.tuned_keys())
     tuned = [
         (run.task, run.candidate, run.seed)
@@ -426,13 +426,13 @@ def test_without_fixed_recipes_the_grid_runs_the_tuned_recipe_alone(tmp_path):
     # "paper" still competes in the sweep, but is no grid recipe of its own.
     assert [run.candidate for run in spec.sweep_runs()] == ["paper", "lr0.0001"]
     assert not list(spec.glue_runs({}))
-    runs = list(spec.glue_runs({("b", "rte", None): "paper"}))
+    runs = list(spec.glue_runs({("b", "none", "cross", "rte", None): "paper"}))
     assert [(run.recipe, run.candidate, run.seed) for run in runs] == [
         ("tuned", "paper", 1),
         ("tuned", "paper", 2),
     ]
     both = ExperimentSpec(**settings)
-    assert len(list(both.glue_runs({("b", "rte", None): "paper"}))) == 4
+    assert len(list(both.glue_runs({("b", "none", "cross", "rte", None): "paper"}))) == 4
     del settings["sweep"]
     with pytest.raises(ConfigurationError, match="needs a sweep"):
         ExperimentSpec(**settings, run_fixed_recipes=False)
@@ -1240,7 +1240,11 @@ def test_strategies_expand_the_grid_and_skip_the_tasks_they_do_not_apply_to(tmp_
     )
     # The sweep tunes the cross-encoder only, as without strategies.
     assert {run.strategy for run in spec.sweep_runs()} == {"cross"}
-    choices = {("b", "sst2", 8): "lr0.001", ("b", "mrpc", 8): "lr0.001", ("b", "stsb", 8): "paper"}
+    choices = {
+        ("b", "none", "cross", "sst2", 8): "lr0.001",
+        ("b", "none", "cross", "mrpc", 8): "lr0.001",
+        ("b", "none", "cross", "stsb", 8): "paper",
+    }
     runs = list(spec.glue_runs(choices))
     listed = [
         (run.recipe, run.task, run.strategy, os.path.relpath(run.directory, str(tmp_path)))
