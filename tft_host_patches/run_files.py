@@ -256,11 +256,10 @@ def _after_training(
     """
     from allennlp.training.callbacks.callback import TrainerCallback
 
-    trainer = config.get("trainer")
-    callbacks = trainer.get("callbacks") if isinstance(trainer, dict) else None
-    for callback in callbacks if isinstance(callbacks, list) else []:
-        name = callback.get("type") if isinstance(callback, dict) else callback
-        if not isinstance(name, str) or name not in TrainerCallback.list_available():
+    from tft_allennlp.common.optional_packages import callback_names
+
+    for _, name in callback_names(config):
+        if name not in TrainerCallback.list_available():
             continue
         after = getattr(TrainerCallback.by_name(name), "after_training", None)
         if after is None:

@@ -7,7 +7,7 @@ traceback.
 """
 
 import importlib.util
-from typing import Any, Dict, Tuple
+from typing import Any, Dict, List, Tuple
 
 from allennlp.common.checks import ConfigurationError
 
@@ -19,16 +19,28 @@ CALLBACK_PACKAGES: Dict[str, Tuple[str, str]] = {
 }
 
 
+def callback_names(config: Dict[str, Any]) -> List[Tuple[int, str]]:
+    """
+    The registered name of each trainer callback of the training `config` (as `allennlp train`
+    reads it), with its index in `trainer.callbacks`; entries without a name are left out.
+    """
+    trainer = config.get("trainer")
+    callbacks = trainer.get("callbacks") if isinstance(trainer, dict) else None
+    names = []
+    for index, callback in enumerate(callbacks if isinstance(callbacks, list) else []):
+        name = callback.get("type") if isinstance(callback, dict) else callback
+        if isinstance(name, str):
+            names.append((index, name))
+    return names
+
+
 def check_optional_packages(config: Dict[str, Any], where: str = "config") -> None:
     """
     Raises a `ConfigurationError` for the first trainer callback of the training `config` (as
     `allennlp train` reads it, overrides applied) whose package is not installed.
     """
-    trainer = config.get("trainer")
-    callbacks = trainer.get("callbacks") if isinstance(trainer, dict) else None
-    for index, callback in enumerate(callbacks if isinstance(callbacks, list) else []):
-        name = callback.get("type") if isinstance(callback, dict) else callback
-        if not isinstance(name, str) or name not in CALLBACK_PACKAGES:
+    for index, name in callback_names(config):
+        if name not in CALLBACK_PACKAGES:
             continue
         package, extra = CALLBACK_PACKAGES[name]
         if importlib.util.find_spec(package) is None:

@@ -27,11 +27,12 @@ of the config's own (`DEFAULT_LR_FACTOR`): 6e-6 to 1.5e-4 for the GLUE configs' 
 import copy
 import math
 import os
-import socket
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from allennlp.common.checks import ConfigurationError
 from allennlp.common.params import with_overrides
+
+from tft_allennlp.common.folder_lock import HOST, process_alive
 
 if TYPE_CHECKING:  # for annotations only
     import optuna
@@ -224,7 +225,7 @@ def open_storage(url: str) -> Any:
 
 
 def this_worker() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}"
+    return f"{HOST}:{os.getpid()}"
 
 
 def take_back_dead_trials(study: "optuna.Study") -> List[int]:
@@ -237,7 +238,6 @@ def take_back_dead_trials(study: "optuna.Study") -> List[int]:
     """
     from optuna.trial import TrialState
 
-    host = socket.gethostname()
     trials = study.get_trials(deepcopy=False)
     queued = {trial.user_attrs.get(RESUMES) for trial in trials}
     taken = []
@@ -245,9 +245,10 @@ def take_back_dead_trials(study: "optuna.Study") -> List[int]:
         worker_host, _, pid = str(trial.user_attrs.get(WORKER, "")).rpartition(":")
         dead = (
             trial.state == TrialState.RUNNING
-            and worker_host == host
+            and worker_host == HOST
             and pid.isdigit()
-            and not _alive(int(pid))
+            and int(pid) != os.getpid()
+            and not process_alive(int(pid))
         )
         stopped = trial.state == TrialState.FAIL and trial.user_attrs.get(STOPPED)
         if not (dead or stopped) or trial.user_attrs.get(DIRECTORY) in queued:
@@ -258,18 +259,6 @@ def take_back_dead_trials(study: "optuna.Study") -> List[int]:
         study.enqueue_trial(trial.params, user_attrs=resumes, skip_if_exists=False)
         taken.append(trial.number)
     return taken
-
-
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def describe_value(value: Any) -> str:
