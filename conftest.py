@@ -1,3 +1,9 @@
+"""
+What every test of the repository shares, the plugin's (`tests/`, a package) and the harness's
+(`harness/tests/`, rootless modules): here at the root so that each pytest process builds the
+session's tiny BERT once, whichever of the two trees its files come from.
+"""
+
 import os
 
 # Nothing in the tests may reach the network; set before transformers is imported.

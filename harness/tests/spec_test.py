@@ -67,3 +67,20 @@ def test_a_grid_of_whole_files_sizes_and_seeds_is_accepted():
         (None, 2**32 - 1),
         (8, 2**32 - 1),
     ]
+
+
+def test_a_spec_with_an_unknown_variant_is_refused(tmp_path):
+    path = tmp_path / "spec.json"
+    path.write_text(
+        json.dumps(
+            {
+                "output_dir": "x",
+                "base_models": {"b": "m"},
+                "tasks": ["rte"],
+                "glue_dir": "g",
+                "variants": ["none", "tft_large"],
+            }
+        )
+    )
+    with pytest.raises(ConfigurationError, match="tft_large"):
+        ExperimentSpec.from_file(str(path))
