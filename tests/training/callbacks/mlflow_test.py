@@ -22,16 +22,16 @@ from tft_allennlp.training.callbacks.mlflow import (
 MRPC = str(CONFIGS_ROOT / "glue/mrpc.jsonnet")
 
 
-def tracked_config(directory, tiny_bert, extra_callbacks=(), **mlflow):
+def tracked_config(directory, tiny_bert, extra_callbacks=(), top_level="", **mlflow):
     """
-    The shipped MRPC config on the tiny BERT, 2 epochs of 2 batches, with the `mlflow` callback
-    added (and `extra_callbacks` after it).
+    The shipped MRPC config on the tiny BERT, 2 epochs of 3 batches, with the `mlflow` callback
+    added (and `extra_callbacks` after it, and the jsonnet fields `top_level`).
     """
     path = directory / "tracked.jsonnet"
     callbacks = json.dumps([{"type": "mlflow", **mlflow}, *extra_callbacks])
     path.write_text(
         f"(import '{MRPC}') + {{trainer+: {{num_epochs: 2, callbacks+: {callbacks}}}, "
-        "data_loader+: {batch_size: 4}}"
+        f"data_loader+: {{batch_size: 4}}, {top_level}}}"
     )
     return str(path)
 
@@ -125,6 +125,44 @@ def test_a_stopped_run_is_killed_and_its_recovery_goes_on_in_the_same_mlflow_run
     # batches trained by then, once: the stop came after the 4th, the recovery trained 5 and 6.
     losses = client.get_metric_history(tracked.info.run_id, "batch_loss")
     assert sorted(point.step for point in losses) == [1, 2, 3, 4, 5, 6]
+
+
+def test_two_gloo_workers_make_one_mlflow_run_that_the_launcher_ends(tmp_path, tiny_bert):
+    """
+    Distributed training: the primary worker starts the run and logs the epochs (AllenNLP's
+    metrics, gathered over both workers); the launching process, after the archive, logs the
+    final metrics and the artifacts and ends it. The other worker logs nothing.
+    """
+    store = f"sqlite:///{tmp_path}/mlflow.db"
+    config = tracked_config(
+        tmp_path,
+        tiny_bert,
+        top_level="distributed: {cuda_devices: [-1, -1]}",
+        tracking_uri=store,
+        experiment_name="ddp",
+        batch_interval=1,
+    )
+    run = tmp_path / "run"
+    (result,) = forked_allennlp(["train", config, "-s", str(run)])
+    assert result.returncode == 0, result.stderr[-3000:]
+    client, tracked = mlflow_run(run)
+    assert tracked.info.status == "FINISHED"
+    assert len(client.search_runs([tracked.info.experiment_id])) == 1
+    history = client.get_metric_history(tracked.info.run_id, "validation_accuracy")
+    epochs = [json.loads((run / f"metrics_epoch_{n}.json").read_text()) for n in (0, 1)]
+    assert [(point.step, point.value) for point in history] == [
+        (n, pytest.approx(epochs[n]["validation_accuracy"])) for n in (0, 1)
+    ]
+    # The primary worker's batches, each once: it reads 5 of the 10 training pairs, 2 batches
+    # an epoch.
+    losses = client.get_metric_history(tracked.info.run_id, "batch_loss")
+    assert sorted(point.step for point in losses) == [1, 2, 3, 4]
+    final = json.loads((run / "metrics.json").read_text())
+    assert tracked.data.metrics["best_validation_accuracy"] == pytest.approx(
+        final["best_validation_accuracy"]
+    )
+    artifacts = {artifact.path for artifact in client.list_artifacts(tracked.info.run_id)}
+    assert artifacts == {"config.json", "metrics.json", "model.tar.gz", "out.log"}
 
 
 def test_the_config_is_flattened_to_parameters_and_a_value_too_long_is_named():
