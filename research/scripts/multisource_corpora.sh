@@ -15,7 +15,8 @@
 # the default, and the paths are part of the grids' committed injection configs: keep both.
 # Needs `make setup` (.venv).
 #
-#   bash research/scripts/multisource_corpora.sh
+#   bash research/scripts/multisource_corpora.sh             every corpus
+#   bash research/scripts/multisource_corpora.sh syntactic   those of `tft_syntactic` alone
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source .venv/bin/activate
@@ -51,6 +52,7 @@ fi
 mix twitter_11k twitter=$out/twitter_url.jsonl --take 11000
 mix parasci_11k parasci=$out/parasci_acl.jsonl --take 11000
 mix quora_11k quora=$out/quora_all.jsonl --take 11000
+[[ ${1:-} == syntactic ]] && exit 0
 
 align _learned tft_learned
 mix_all multisource_learned _learned
