@@ -2,8 +2,8 @@
 LoRA adapters (`lora`, through peft) on every supported architecture: the adapted model starts as
 the checkpoint, only the LoRA weights train and the transformer's own stay equal to the bit, the
 parameter count is the closed form, and `tft-export` writes either the encoder with peft's adapter
-folder beside it (which peft loads) or one merged plain checkpoint, each computing what the
-trained model does.
+folder beside it (which peft loads) or one merged plain checkpoint (or Hugging Face sequence
+classifier), each computing what the trained model does.
 """
 
 import json
@@ -15,12 +15,14 @@ from allennlp.commands.train import train_model_from_file
 from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
 from allennlp.modules.token_embedders import TokenEmbedder
+from allennlp.predictors import Predictor
 from peft import PeftModel
 from sentence_transformers import SentenceTransformer
 
 from tests import CONFIGS_ROOT
 from tests.tiny_models import ARCHITECTURES, write_tiny_model
 from tft_allennlp.archives.encoder_export import export_encoder
+from tft_allennlp.archives.sequence_classification import export_sequence_classifier
 from tft_allennlp.modules.adapters import LoraAdapters, TransformerAdapters
 from tft_allennlp.modules.adapters.lora import TARGET_MODULES
 from tft_allennlp.training.callbacks.parameter_counts import parameter_counts
@@ -190,6 +192,24 @@ def test_export_as_peft_folder_or_merged_computes_what_the_trained_model_does(tm
     # The archive's model is left as it was trained.
     with torch.no_grad():
         assert torch.equal(trained(ids, mask), expected)
+
+    # The GLUE classifier as a Hugging Face sequence classifier: LoRA merged, the trained
+    # model's logits; refused unmerged, which such a classifier would not run.
+    with pytest.raises(ConfigurationError, match="LoRA's: merge them, --merge-adapters"):
+        export_sequence_classifier(archive, str(tmp_path / "unmerged"))
+    classifier_dir = str(tmp_path / "classifier")
+    export_sequence_classifier(archive, classifier_dir, merge_adapters=True)
+    classifier = transformers.AutoModelForSequenceClassification.from_pretrained(classifier_dir)
+    tokenizer = transformers.AutoTokenizer.from_pretrained(classifier_dir)
+    pairs = [("The cat sat on the mat.", "A cat sat there."), ("It rained.", "Prices rose.")]
+    inputs = tokenizer(*zip(*pairs), padding=True, truncation=True, return_tensors="pt")
+    with torch.no_grad():
+        logits = classifier.eval()(**inputs).logits
+    outputs = Predictor.from_path(archive).predict_batch_json(
+        [{"sentence1": first, "sentence2": second} for first, second in pairs]
+    )
+    assert torch.allclose(logits, torch.tensor([o["logits"] for o in outputs]), atol=1e-5)
+    assert "merged into these weights" in (tmp_path / "classifier/README.md").read_text()
 
 
 def test_bottleneck_adapters_cannot_be_merged(models):

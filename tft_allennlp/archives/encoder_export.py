@@ -101,7 +101,7 @@ def export_encoder(
                     base,
                     weights_file,
                     output_dir,
-                    None if adapters is None else _adapters_text(adapters, merge_adapters),
+                    None if adapters is None else adapters_paragraph(adapters, merge_adapters),
                 )
         if beside:
             logger.warning(
@@ -115,7 +115,7 @@ def export_encoder(
     return output_dir
 
 
-def _adapters_text(adapters: TransformerAdapters, merged: bool) -> str:
+def adapters_paragraph(adapters: TransformerAdapters, merged: bool) -> str:
     """The model card's paragraph on the adapters of an export."""
     kind = adapters.export_config().get("type")
     if merged:

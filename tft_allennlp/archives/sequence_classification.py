@@ -29,7 +29,11 @@ import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.modules.seq2vec_encoders import ClsPooler
 
-from tft_allennlp.archives.encoder_export import name_after_the_base, save_tokenizer
+from tft_allennlp.archives.encoder_export import (
+    adapters_paragraph,
+    name_after_the_base,
+    save_tokenizer,
+)
 from tft_allennlp.archives.loading import (
     archive_embedder,
     archive_tokenizer,
@@ -55,14 +59,19 @@ LINEAR_RANGE = 1e-3
 
 
 def export_sequence_classifier(
-    archive_file: str, output_dir: str, weights_file: Optional[str] = None, force: bool = False
+    archive_file: str,
+    output_dir: str,
+    weights_file: Optional[str] = None,
+    force: bool = False,
+    merge_adapters: bool = False,
 ) -> str:
     """
     Saves the archive's GLUE classifier as a Hugging Face `AutoModelForSequenceClassification`
     (`sequence_classifier`) with its reader's tokenizer, whose `model_max_length` is the reader's
     `max_length`, so that `tokenizer(a, b, truncation=True)` cuts pairs as the reader did, and
     a `README.md` model card (`model_card`); returns `output_dir` (written as `export_encoder`
-    writes it).
+    writes it). A classifier trained with LoRA exports with `merge_adapters`, the adapters
+    folded into the encoder's weights; other adapters a Hugging Face classifier cannot run.
     """
     check_export_paths(archive_file, weights_file, output_dir)
     with opened_archive(archive_file, weights_file) as archive:
@@ -75,14 +84,20 @@ def export_sequence_classifier(
                 "tft_smart); only those export as a Hugging Face sequence classifier."
             )
         embedder = archive_embedder(archive, archive_file)
-        if getattr(embedder, "adapters", None) is not None:
+        adapters = getattr(embedder, "adapters", None)
+        if adapters is None and merge_adapters:
+            raise ConfigurationError(f"{archive_file}: the model has no adapters to merge.")
+        if adapters is not None and not merge_adapters:
             raise ConfigurationError(
                 f"{archive_file}: the model has adapters, which a Hugging Face sequence "
-                "classifier would not run."
+                "classifier would not run (LoRA's: merge them, --merge-adapters)."
             )
         tokenizer = archive_tokenizer(archive, archive_file)
-        name_after_the_base(embedder.transformer_model, embedder)
-        model = sequence_classifier(classifiers[0], embedder.transformer_model)
+        transformer = embedder.transformer_model
+        if adapters is not None:  # LoRA merged; a copy, the archive's model left as it is
+            transformer = adapters.unloaded(transformer, merge=True)
+        name_after_the_base(transformer, embedder)
+        model = sequence_classifier(classifiers[0], transformer)
         max_length = archive.dataset_reader.encoder.max_length  # type: ignore[attr-defined]
         with output_directory(output_dir, force, [archive_file, weights_file]) as target:
             model.save_pretrained(target, safe_serialization=True)
@@ -96,6 +111,7 @@ def export_sequence_classifier(
                 base,
                 weights_file,
                 output_dir,
+                None if adapters is None else adapters_paragraph(adapters, merged=True),
             )
     logger.info("Wrote the classifier of %s to %s", archive_file, output_dir)
     return output_dir

@@ -13,7 +13,8 @@ the base's config, tokenizer and pooler. Every export carries a `README.md` mode
 A model trained with adapters (`tft_allennlp.modules.adapters`) is not merged: the checkpoint
 is the encoder as it was (frozen), and the adapters are written beside it (`adapters.json` and
 their weights; LoRA's as peft's adapter folder), loaded back with `{"type": "tft_exported",
-"directory": OUT_DIR}`; LoRA's can be merged into one plain checkpoint (`--merge-adapters`).
+"directory": OUT_DIR}`; LoRA's can be merged into one plain checkpoint (`--merge-adapters`),
+as a classifier trained with LoRA must be for `--sequence-classification`.
 
 OUT_DIR must be new or empty unless `--force` is given, is never a directory the export reads
 or the base checkpoint the model was trained from, and is written by one command at a time (its
@@ -68,7 +69,7 @@ class Export(Subcommand):
             action="store_true",
             help="for a model trained with LoRA adapters: write one plain checkpoint with them "
             "merged into its weights, instead of the encoder it started from with the adapters "
-            "beside it (peft's adapter folder)",
+            "beside it (peft's adapter folder); needed with --sequence-classification",
         )
         add_force_argument(subparser, "the files of the same name in a non-empty output_dir")
         subparser.set_defaults(func=_export_from_args)
@@ -89,7 +90,11 @@ def _export_from_args(args: argparse.Namespace) -> None:
         with FolderLock(args.output_dir), naming_path(args.output_dir):
             if args.sequence_classification:
                 export_sequence_classifier(
-                    args.archive_file, args.output_dir, args.weights_file, force=args.force
+                    args.archive_file,
+                    args.output_dir,
+                    args.weights_file,
+                    force=args.force,
+                    merge_adapters=args.merge_adapters,
                 )
             else:
                 export_encoder(
