@@ -71,6 +71,7 @@ def test_every_override_shown_is_tested():
         '{"trainer.precision": "float16"}',
         '{"trainer.checkpointer.keep_most_recent_by_count": null}',
         '{"trainer.optimizer.fused": false}',
+        '{"distributed": null}',
         '{"trainer.type": "tft_mixed_precision",    "trainer.precision": "bfloat16", '
         '"trainer.onednn_cache_capacity": 64,    "trainer.reuse_freed_memory": true, '
         '"model.text_field_embedder.token_embedders.tokens.attention":    "eager", '

@@ -165,6 +165,24 @@ def test_a_trial_worse_than_the_median_at_its_epoch_is_pruned(tmp_path):
         OptunaPruning(str(tmp_path))
 
 
+def test_a_distributed_config_is_refused_in_one_line_that_says_how_to_tune_it(tmp_path):
+    config = tmp_path / "distributed.jsonnet"
+    config.write_text(f"(import '{MRPC}') + {{distributed: {{cuda_devices: [-1, -1]}}}}")
+    arguments = ["tft-tune", str(config), "-s", str(tmp_path / "study"), "--trials", "1"]
+    (result,) = forked_allennlp(arguments, as_program=True)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"tft-tune: {config}: tft-tune trains each trial in one process, not distributed; tune "
+        """without it (-o '{"distributed": null}'), then train the best trial distributed"""
+    )
+    assert not (tmp_path / "study/trials").exists()
+    # As the line says: without it, the study runs.
+    without = json.dumps({"distributed": None, "trainer.num_epochs": 1})
+    (tuned,) = forked_allennlp([*arguments, "-o", without], as_program=True)
+    assert tuned.returncode == 0, tuned.stderr[-3000:]
+    assert [trial.state.name for trial in trials_of(tmp_path / "study")] == ["COMPLETE"]
+
+
 @pytest.mark.parametrize(
     "tuning, error",
     [

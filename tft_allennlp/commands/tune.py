@@ -109,6 +109,12 @@ def tune(args: argparse.Namespace) -> Dict[str, Any]:
     import optuna
 
     config = Params.from_file(args.config, args.overrides).as_dict(quiet=True)
+    if config.get("distributed"):
+        # Each trial trains in this process, reporting its epochs to Optuna as they end.
+        raise ConfigurationError(
+            f"{args.config}: tft-tune trains each trial in one process, not distributed; tune "
+            """without it (-o '{"distributed": null}'), then train the best trial distributed"""
+        )
     space = SearchSpace(config, args.config)
     metric, direction = validation_metric(config)
     directory = os.path.abspath(args.serialization_dir)
