@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from research.scripts import RESULTS, claims_verdicts, multisource_verdicts
+from research.scripts import RESULTS, claims_verdicts, multisource_verdicts, tuned_verdicts
 from tft_experiments import ExperimentSpec
 from tft_experiments.commands.experiment import write_outputs
 from tft_experiments.table import TABLE
@@ -34,7 +34,7 @@ def regenerated(tmp_path_factory):
 
 
 def test_every_grid_keeps_a_table():
-    assert len(GRIDS) == 15
+    assert len(GRIDS) == 16
     # A grid in progress here has its run directories; none is committed.
     committed = subprocess.run(
         ["git", "ls-files", "--", "*/experiment/glue/*", "*/experiment/injection/*"],
@@ -70,6 +70,7 @@ def test_a_grids_report_regenerates_from_its_table_alone(regenerated, grid):
             ["--seeds", *map(str, range(2, 11))],
             ["verdicts_multisource_seeds_2-10.md"],
         ),
+        (tuned_verdicts, [], ["verdicts_tuned.md"]),
     ],
 )
 def test_the_verdict_pages_regenerate_from_the_regenerated_reports(
