@@ -5,52 +5,43 @@ The report (`report.py`): the results table and the plot mark settings with fewe
 from tft_experiments.report import markdown_table, plot
 
 
-def test_table_marks_cells_with_fewer_seeds_and_gains_over_none():
-    def row(variant, seed, accuracy):
-        return {
-            "base": "b",
-            "variant": variant,
-            "recipe": "paper",
-            "candidate": "paper",
-            "task": "rte",
-            "train_size": "1000",
-            "seed": seed,
-            "accuracy": accuracy,
-            "directory": "d",
-        }
+def rte_row(variant, seed, accuracy):
+    """A finished run's row of the table: RTE accuracy at 1k, recipe `paper`."""
+    return {
+        "base": "b",
+        "variant": variant,
+        "recipe": "paper",
+        "candidate": "paper",
+        "task": "rte",
+        "train_size": "1000",
+        "seed": seed,
+        "accuracy": accuracy,
+        "directory": "d",
+    }
 
-    table = markdown_table([row("none", 1, 0.5), row("none", 2, 0.75), row("tft", 1, 0.75)])
+
+def test_table_marks_cells_with_fewer_seeds_and_gains_over_none():
+    table = markdown_table(
+        [rte_row("none", 1, 0.5), rte_row("none", 2, 0.75), rte_row("tft", 1, 0.75)]
+    )
     lines = table.splitlines()
     assert "| 1000 | none | 62.5 ± 17.7 |" in lines
     assert "| 1000 | tft | **75.0 ± 0.0 [n=1] (+12.5)** |" in lines
     # A size where only the base has finished: nothing to compare, so nothing in bold.
-    lone = dict(row("none", 1, 0.5), train_size="all")
+    lone = dict(rte_row("none", 1, 0.5), train_size="all")
     assert (
         "| all | none | 50.0 ± 0.0 [n=1] |"
-        in markdown_table([row("none", 1, 0.5), row("none", 2, 0.75), lone]).splitlines()
+        in markdown_table([rte_row("none", 1, 0.5), rte_row("none", 2, 0.75), lone]).splitlines()
     )
 
 
 def test_plot_marks_points_with_fewer_seeds(tmp_path, monkeypatch):
     from matplotlib.axes import Axes
 
-    def row(variant, seed, accuracy):
-        return {
-            "base": "b",
-            "variant": variant,
-            "recipe": "paper",
-            "candidate": "paper",
-            "task": "rte",
-            "train_size": "1000",
-            "seed": seed,
-            "accuracy": accuracy,
-            "directory": "d",
-        }
-
     marks = []
     monkeypatch.setattr(Axes, "annotate", lambda axis, text, xy, **kwargs: marks.append((text, xy)))
     plot(
-        [row("none", 1, 0.5), row("none", 2, 0.75), row("tft", 1, 0.75)],
+        [rte_row("none", 1, 0.5), rte_row("none", 2, 0.75), rte_row("tft", 1, 0.75)],
         str(tmp_path / "scores.png"),
     )
     # Only tft's point lacks a seed; it sits at x = 0 dodged right by 0.04, at its mean 75%.
