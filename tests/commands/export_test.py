@@ -21,7 +21,10 @@ from tests.allennlp_cli import forked_allennlp
 from tests.tiny_bert import write_tiny_bert
 from tests.tiny_models import write_tiny_model
 from tft_allennlp.archives.encoder_export import export_encoder
-from tft_allennlp.archives.sequence_classification import sequence_classifier
+from tft_allennlp.archives.sequence_classification import (
+    export_sequence_classifier,
+    sequence_classifier,
+)
 from tft_allennlp.models.glue_classifier import GlueClassifier
 from tft_allennlp.modules.token_embedders import TftPretrainedTransformerEmbedder
 
@@ -221,6 +224,16 @@ def test_a_glue_archive_exports_as_a_hugging_face_classifier(glue_archives, task
     assert header["datasets"] == ["nyu-mll/glue"] and task in header["tags"]
     size = "`train_size` 6: that many rows sampled with seed 13370" if task == "mrpc" else "all"
     assert f"GLUE task `{task}`: `train.tsv`, {size}" in text
+
+
+def test_merging_adapters_a_model_does_not_have_is_refused_by_both_exports(glue_archives, tmp_path):
+    archive = glue_archives["mrpc"]
+    for export in (export_encoder, export_sequence_classifier):
+        with pytest.raises(
+            ConfigurationError, match=f"^{re.escape(archive)}: the model has no adapters to"
+        ):
+            export(archive, str(tmp_path / export.__name__), merge_adapters=True)
+        assert not (tmp_path / export.__name__).exists()
 
 
 def test_an_encoder_export_has_a_model_card(glue_archives, tiny_bert, tmp_path):

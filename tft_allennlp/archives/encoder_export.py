@@ -12,7 +12,7 @@ only): the checkpoint is the encoder as it was (frozen), and the adapters are wr
 import contextlib
 import copy
 import logging
-from typing import TYPE_CHECKING, Iterator, Optional
+from typing import TYPE_CHECKING, Any, Iterator, Optional
 
 import torch
 from allennlp.common.checks import ConfigurationError
@@ -60,9 +60,7 @@ def export_encoder(
     with opened_archive(archive_file, weights_file) as archive:
         embedder = archive_embedder(archive, archive_file)
         tokenizer = archive_tokenizer(archive, archive_file)
-        adapters = getattr(embedder, "adapters", None)
-        if adapters is None and merge_adapters:
-            raise ConfigurationError(f"{archive_file}: the model has no adapters to merge.")
+        adapters = embedder_adapters(embedder, archive_file, merge_adapters)
         beside = adapters is not None and not merge_adapters  # adapters written beside it
         if beside and sentence_transformers:
             raise ConfigurationError(
@@ -113,6 +111,19 @@ def export_encoder(
             )
     logger.info("Wrote the encoder of %s to %s", archive_file, output_dir)
     return output_dir
+
+
+def embedder_adapters(
+    embedder: Any, archive_file: str, merge_adapters: bool
+) -> Optional[TransformerAdapters]:
+    """
+    The adapters the archive's `embedder` was trained with, or none; a `ConfigurationError` when
+    `merge_adapters` asks to merge adapters the model does not have.
+    """
+    adapters = getattr(embedder, "adapters", None)
+    if adapters is None and merge_adapters:
+        raise ConfigurationError(f"{archive_file}: the model has no adapters to merge.")
+    return adapters
 
 
 def adapters_paragraph(adapters: TransformerAdapters, merged: bool) -> str:

@@ -31,6 +31,7 @@ from allennlp.modules.seq2vec_encoders import ClsPooler
 
 from tft_allennlp.archives.encoder_export import (
     adapters_paragraph,
+    embedder_adapters,
     name_after_the_base,
     save_tokenizer,
 )
@@ -84,9 +85,7 @@ def export_sequence_classifier(
                 "tft_smart); only those export as a Hugging Face sequence classifier."
             )
         embedder = archive_embedder(archive, archive_file)
-        adapters = getattr(embedder, "adapters", None)
-        if adapters is None and merge_adapters:
-            raise ConfigurationError(f"{archive_file}: the model has no adapters to merge.")
+        adapters = embedder_adapters(embedder, archive_file, merge_adapters)
         if adapters is not None and not merge_adapters:
             raise ConfigurationError(
                 f"{archive_file}: the model has adapters, which a Hugging Face sequence "
